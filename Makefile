@@ -1,0 +1,55 @@
+# pflnb: `make reproduce` runs every notebook on the cpu profile; `make test` runs the tests.
+# Both create the environment (.venv) and fetch the embedded data first when missing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.pflnb-installed
+FMNIST := /usr/share/datasets/fashion-mnist
+PROFILE ?= cpu
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+
+.PHONY: help env data test unit notebooks lint format reproduce benchmark clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $(STAMP)
+
+env: $(STAMP) ## create .venv with the pinned requirements and the package (editable)
+
+data: ## install the real Fashion-MNIST (Debian package dataset-fashion-mnist) where apt-get is allowed
+	@if [ -d $(FMNIST) ]; then :; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist >/dev/null) \
+	  || echo "note: could not install dataset-fashion-mnist; Fashion-MNIST falls back to \$$PFLNB_DATA or torchvision's download"; \
+	else echo "note: apt-get not available; Fashion-MNIST is read from \$$PFLNB_DATA or downloaded by torchvision"; fi
+
+lint: env ## ruff check and format check
+	$(VENV)/bin/ruff check pflnb tests benchmarks
+	$(VENV)/bin/ruff format --check pflnb tests benchmarks
+
+format: env ## apply ruff format and safe fixes
+	$(VENV)/bin/ruff check --fix pflnb tests benchmarks
+	$(VENV)/bin/ruff format pflnb tests benchmarks
+
+unit: env data ## unit tests (CPU; tests marked gpu skip without CUDA)
+	PFLNB_PROFILE=smoke $(PY) -m pytest -q tests
+
+notebooks: env data ## nbmake run of every notebook on the smoke profile
+	PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q --nbmake --nbmake-timeout=600 notebooks
+
+test: env data lint unit notebooks ## everything CI runs: lint, unit tests, smoke notebooks
+
+reproduce: env data ## execute every notebook with papermill (PROFILE=cpu by default) into executed/
+	$(VENV)/bin/pflnb reproduce --profile $(PROFILE)
+
+benchmark: env data ## client-steps per second and peak memory of the engine
+	$(PY) benchmarks/engine_throughput.py
+
+clean: ## remove executed notebooks and cached results
+	rm -rf executed results .pytest_cache

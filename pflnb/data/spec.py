@@ -1,0 +1,48 @@
+"""What federated dataset to build: source, partition, splits, held-out clients."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DATASETS = (
+    "digits5-lite",
+    "fmnist",
+    "mnist",
+    "svhn",
+    "usps",
+    "cifar10",
+    "cifar100",
+    "digits5",
+    "office-caltech10",
+    "domainnet10",
+)
+PARTITIONS = ("iid", "dirichlet", "pathological", "by-domain", "domain-dirichlet")
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Everything that determines a federated dataset, together with a seed.
+
+    - ``dataset``: one of ``DATASETS``.
+    - ``partition``: ``iid``, ``dirichlet`` (``alpha``), ``pathological`` (``classes_per_client``),
+      ``by-domain`` (each domain split into ``num_clients / n_domains`` shards) or
+      ``domain-dirichlet`` (Dirichlet(``alpha``) over classes inside each domain).
+    - ``num_clients``: clients taking part in federation; ``unseen_clients`` more are held out.
+    - ``fractions``: per-client train/val/test fractions (sum to 1).
+    - ``max_samples``: cap on the pooled samples used (None: all), drawn class-stratified.
+    - ``image_size``: side of the square images (digits5-lite: 8, 16, 28 or 32; None: native).
+    - ``min_samples``: every client gets at least this many samples (Dirichlet redraws, bounded).
+    - ``data_root``: folder with real data (None: ``$PFLNB_DATA`` or the defaults in ``pflnb.data``).
+    """
+
+    dataset: str = "digits5-lite"
+    partition: str = "by-domain"
+    num_clients: int = 5
+    alpha: float = 0.5
+    classes_per_client: int = 2
+    fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)
+    max_samples: int | None = None
+    image_size: int | None = 16
+    min_samples: int = 10
+    unseen_clients: int = 0
+    data_root: str | None = None

@@ -1,0 +1,21 @@
+"""Configs, profiles, cached runs and sweeps, tidy result tables."""
+
+from pflnb.experiments.config import PROFILES, ExperimentConfig, profile_config, profile_seeds
+from pflnb.experiments.run import cache_path, results_root, run, run_many, sweep
+from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
+
+__all__ = [
+    "PROFILES",
+    "ExperimentConfig",
+    "cache_path",
+    "client_table",
+    "curve_table",
+    "mean_std",
+    "profile_config",
+    "profile_seeds",
+    "results_root",
+    "run",
+    "run_many",
+    "summary_table",
+    "sweep",
+]

@@ -1,0 +1,115 @@
+"""Run and sweep experiments with a results cache keyed by the config hash."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from pflnb.algorithms import make_algorithm
+from pflnb.data import build_federated
+from pflnb.experiments.config import ExperimentConfig
+from pflnb.fl import run_simulation
+from pflnb.models import build_model
+
+
+def results_root() -> Path:
+    """Folder of cached results: ``$PFLNB_RESULTS`` or ``results/`` at the repository root."""
+    env = os.environ.get("PFLNB_RESULTS")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2]
+    return repo / "results" if (repo / "pyproject.toml").exists() else Path.cwd() / "results"
+
+
+def cache_path(cfg: ExperimentConfig, root: Path | None = None) -> Path:
+    """Where the record of ``cfg`` is cached."""
+    return (root or results_root()) / cfg.profile / f"{cfg.method}-{cfg.key()}.json"
+
+
+def run(
+    cfg: ExperimentConfig,
+    *,
+    cache: bool = True,
+    force: bool = False,
+    progress: bool = True,
+    checkpoint_every: int = 0,
+    keep_final: bool = False,
+    root: Path | None = None,
+) -> dict[str, Any]:
+    """Run one experiment, or return its cached record.
+
+    Validates the config before touching data. The record (JSON) holds the config, its key, per-round and
+    per-evaluation metrics, internals, timings and the summary. ``keep_final`` keeps the final server and
+    client states in the returned record (never cached). ``checkpoint_every`` saves resumable state.
+    """
+    cfg.validate()
+    path = cache_path(cfg, root)
+    if cache and not force and path.exists():
+        with open(path) as f:
+            record = json.load(f)
+        if not keep_final:
+            return record
+    algorithm = make_algorithm(cfg.method, cfg.method_params)
+    data = build_federated(cfg.data_spec(), seed=cfg.seed)
+    def model_fn():
+        return build_model(cfg.model, data.input_shape, data.num_classes)
+
+    ckpt = str(path.with_suffix(".ckpt")) if checkpoint_every else None
+    t0 = time.perf_counter()
+    record = run_simulation(algorithm, data, model_fn, cfg.settings(progress, ckpt, checkpoint_every))
+    record["wall_time_s"] = time.perf_counter() - t0
+    record["config"] = cfg.to_dict()
+    record["key"] = cfg.key()
+    record["data_info"] = {k: v for k, v in data.info.items() if isinstance(v, str | int | float | list | dict)}
+    final = record.pop("final")
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(record, f)
+        os.replace(tmp, path)
+        if ckpt and os.path.exists(ckpt):
+            os.remove(ckpt)
+    if keep_final:
+        record["final"] = final
+    return record
+
+
+def run_many(configs: Iterable[ExperimentConfig], *, progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:
+    """Run several configs in order (cached ones are loaded), with one progress bar."""
+    configs = list(configs)
+    for cfg in configs:  # fail on any bad config before the first run starts
+        cfg.validate()
+    records = []
+    bar = tqdm(configs, desc="runs", disable=not progress)
+    for cfg in bar:
+        bar.set_postfix(method=cfg.method, seed=cfg.seed)
+        records.append(run(cfg, progress=False, **kwargs))
+    return records
+
+
+def sweep(
+    base: ExperimentConfig,
+    methods: Iterable[str] | None = None,
+    seeds: Iterable[int] = (0,),
+    grid: dict[str, list[Any]] | None = None,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """Run ``base`` for every method × seed × grid combination (a grid maps a field to its values)."""
+    import itertools
+
+    methods = list(methods) if methods is not None else [base.method]
+    grid = grid or {}
+    names = list(grid)
+    configs = []
+    for method in methods:
+        for values in itertools.product(*(grid[n] for n in names)):
+            for seed in seeds:
+                configs.append(base.replace(method=method, seed=seed, **dict(zip(names, values))))
+    return run_many(configs, **kwargs)

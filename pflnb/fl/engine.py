@@ -1,0 +1,274 @@
+"""The simulation engine: one round loop for every algorithm (sampling, local work, aggregation,
+evaluation, logging, checkpoints)."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from pflnb.data import ClientData, FederatedDataset
+from pflnb.fl import state as S
+from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.training import OptimConfig, evaluate
+from pflnb.models import PFLModel
+
+
+def derive_seed(*key: int | str) -> int:
+    """A 63-bit seed from a tuple of ints and strings (stable across processes and platforms)."""
+    ints = [zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in key]
+    return int(np.random.SeedSequence(ints).generate_state(2, dtype=np.uint32).astype(np.uint64) @ np.array([1, 1 << 31], dtype=np.uint64)) & ((1 << 63) - 1)
+
+
+class Context:
+    """What hooks may use: the data, a scratch model on the device, local SGD settings, seeded generators."""
+
+    def __init__(
+        self,
+        data: FederatedDataset,
+        model_fn: Callable[[], PFLModel],
+        optim: OptimConfig,
+        seed: int,
+        device: torch.device,
+        finetune_epochs: int = 1,
+    ) -> None:
+        self.data = data
+        self.model_fn = model_fn
+        self.optim = optim
+        self.seed = seed
+        self.device = device
+        self.finetune_epochs = finetune_epochs
+        self.round = 0
+        self._scratch: dict[str, PFLModel] = {}
+        self.model = self.scratch("main")
+        self.head_keys = self.model.head_keys()
+        self.body_keys = self.model.body_keys()
+        self.bn_keys = self.model.bn_keys()
+        self.layers = self.model.layers()
+
+    @property
+    def num_clients(self) -> int:
+        """Number of clients in federation."""
+        return self.data.num_clients
+
+    def client(self, cid: int) -> ClientData:
+        """Client ``cid``'s data."""
+        return self.data.clients[cid]
+
+    def n_train(self, cid: int) -> int:
+        """Size of client ``cid``'s training split."""
+        return len(self.data.clients[cid].train)
+
+    def generator(self, *key: int | str) -> torch.Generator:
+        """A CPU generator seeded from (seed, round, *key): identical across methods and resumes."""
+        return torch.Generator().manual_seed(derive_seed(self.seed, self.round, *key))
+
+    def scratch(self, name: str = "main") -> PFLModel:
+        """A reusable model instance on the device (one per name)."""
+        if name not in self._scratch:
+            self._scratch[name] = self.model_fn().to(self.device)
+        return self._scratch[name]
+
+    def load(self, state: S.State, name: str = "main") -> PFLModel:
+        """The scratch model ``name`` with ``state`` loaded (a full state dict)."""
+        model = self.scratch(name)
+        model.load_state_dict(state)
+        return model
+
+    def state_of(self, model: nn.Module) -> S.State:
+        """A detached copy of ``model``'s state."""
+        return S.clone(model.state_dict())
+
+
+class SequentialRunner:
+    """Trains the sampled clients one after another (the default client runner)."""
+
+    def run(
+        self, algorithm: Algorithm, ctx: Context, server: dict[str, Any], clients: list[dict[str, Any]], selected: list[int]
+    ) -> dict[int, ClientUpdate]:
+        """Local work of every selected client, keyed by client id."""
+        return {cid: algorithm.local_train(ctx, cid, server, clients[cid]) for cid in selected}
+
+
+@dataclass
+class RunSettings:
+    """Engine settings of one run."""
+
+    rounds: int
+    participation: float = 1.0
+    eval_every: int = 1
+    seed: int = 0
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    finetune_epochs: int = 1
+    checkpoint_every: int = 0
+    checkpoint_path: str | None = None
+    progress: bool = True
+    device: str | None = None
+    stop_after: int | None = None  # stop (as if interrupted) after this round; for tests of resume
+
+    def validate(self) -> None:
+        """Raise ValueError for settings that cannot run."""
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be >= 1, got {self.rounds}")
+        if not 0.0 < self.participation <= 1.0:
+            raise ValueError(f"participation must be in (0, 1], got {self.participation}")
+        if self.eval_every < 1:
+            raise ValueError(f"eval_every must be >= 1, got {self.eval_every}")
+
+
+def sample_clients(ctx: Context, participation: float) -> list[int]:
+    """The sorted ids of this round's clients: max(1, round(participation·N)) drawn without replacement."""
+    n = ctx.num_clients
+    k = max(1, math.floor(participation * n + 0.5))
+    if k >= n:
+        return list(range(n))
+    perm = torch.randperm(n, generator=ctx.generator("sample"))
+    return sorted(perm[:k].tolist())
+
+
+def _evaluate_clients(algorithm: Algorithm, ctx: Context, server: dict, clients: list[dict]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"val_acc": [], "test_acc": [], "val_loss": [], "test_loss": []}
+    for cid in range(ctx.num_clients):
+        module = algorithm.eval_module(ctx, cid, server, clients[cid])
+        data = ctx.client(cid)
+        for split in ("val", "test"):
+            r = evaluate(module, data.split(split))
+            out[f"{split}_acc"].append(r["acc"])
+            out[f"{split}_loss"].append(r["loss"])
+    return out
+
+
+def _evaluate_unseen(algorithm: Algorithm, ctx: Context, server: dict) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"before": [], "after": []}
+    for data in ctx.data.unseen:
+        for when, finetune in (("before", False), ("after", True)):
+            module = algorithm.unseen_module(ctx, server, data, finetune)
+            out[when].append(evaluate(module, data.test)["acc"])
+    return out
+
+
+def _to_jsonable(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.item() if x.numel() == 1 else x.tolist()
+    if isinstance(x, dict):
+        return {str(k): _to_jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_to_jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def summarize(record: dict[str, Any]) -> dict[str, Any]:
+    """Headline numbers: client-mean test accuracy at the best mean-validation round and at the last round."""
+    evals = record["evals"]
+    if not evals:
+        return {}
+    val_means = [float(np.mean(e["val_acc"])) for e in evals]
+    best = int(np.argmax(val_means))
+    e_best, e_last = evals[best], evals[-1]
+    test_best = np.asarray(e_best["test_acc"])
+    return {
+        "best_round": e_best["round"],
+        "best_val_acc": val_means[best],
+        "test_acc": float(test_best.mean()),
+        "test_acc_worst": float(test_best.min()),
+        "test_acc_client_std": float(test_best.std()),
+        "test_acc_clients": test_best.tolist(),
+        "last_round": e_last["round"],
+        "last_test_acc": float(np.mean(e_last["test_acc"])),
+    }
+
+
+def _save_checkpoint(path: str, payload: dict[str, Any]) -> None:
+    tmp = path + ".tmp"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def run_simulation(
+    algorithm: Algorithm,
+    data: FederatedDataset,
+    model_fn: Callable[[], PFLModel],
+    settings: RunSettings,
+    runner: SequentialRunner | None = None,
+) -> dict[str, Any]:
+    """Run federated training and return the run record (JSON-serializable dict).
+
+    The record holds per-round sampled clients, per-client train metrics, method internals and timings
+    (``rounds``), per-client val/test accuracy and loss on evaluation rounds (``evals``), held-out
+    clients before/after fine-tuning (``unseen``) and a ``summary``. With ``checkpoint_every`` and a
+    ``checkpoint_path``, state is saved every k rounds and an existing checkpoint is resumed.
+    """
+    settings.validate()
+    runner = runner or SequentialRunner()
+    device = torch.device(settings.device) if settings.device else torch.device("cpu")
+    data = data.to(device)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(settings.seed, "init"))
+        init_model = model_fn()
+    ctx = Context(data, model_fn, settings.optim, settings.seed, device, settings.finetune_epochs)
+    init_state = S.to(S.clone(init_model.state_dict()), device)
+    server, clients = algorithm.init(ctx, init_state)
+    record: dict[str, Any] = {
+        "method": algorithm.name,
+        "clients": [c.name for c in data.clients],
+        "domains": [c.domain for c in data.clients],
+        "rounds": [],
+        "evals": [],
+        "unseen": {},
+    }
+    start_round = 1
+    ckpt = settings.checkpoint_path
+    if ckpt and os.path.exists(ckpt):
+        payload = torch.load(ckpt, map_location=device, weights_only=False)
+        server, clients, record = payload["server"], payload["clients"], payload["record"]
+        start_round = payload["round"] + 1
+
+    bar = tqdm(range(start_round, settings.rounds + 1), desc=algorithm.name, disable=not settings.progress, leave=False)
+    for t in bar:
+        ctx.round = t
+        t0 = time.perf_counter()
+        selected = sample_clients(ctx, settings.participation)
+        updates = runner.run(algorithm, ctx, server, clients, selected)
+        t1 = time.perf_counter()
+        for cid, up in updates.items():
+            clients[cid] = up.client
+        server = algorithm.aggregate(ctx, server, {cid: up.message for cid, up in updates.items()})
+        for cid in selected:
+            clients[cid] = algorithm.after_aggregate(ctx, cid, server, clients[cid])
+        t2 = time.perf_counter()
+        entry: dict[str, Any] = {
+            "round": t,
+            "selected": selected,
+            "client_metrics": {cid: up.metrics for cid, up in updates.items()},
+            "internals": algorithm.round_internals(ctx, server, clients),
+        }
+        if t % settings.eval_every == 0 or t == settings.rounds:
+            ev = _evaluate_clients(algorithm, ctx, server, clients)
+            record["evals"].append({"round": t, **ev})
+            bar.set_postfix(val=f"{np.mean(ev['val_acc']):.3f}", test=f"{np.mean(ev['test_acc']):.3f}")
+        t3 = time.perf_counter()
+        entry["time"] = {"local": t1 - t0, "aggregate": t2 - t1, "eval": t3 - t2}
+        record["rounds"].append(_to_jsonable(entry))
+        if ckpt and settings.checkpoint_every and (t % settings.checkpoint_every == 0):
+            _save_checkpoint(ckpt, {"round": t, "server": server, "clients": clients, "record": record})
+        if settings.stop_after is not None and t >= settings.stop_after and t < settings.rounds:
+            record["interrupted_at"] = t
+            return record
+    record.pop("interrupted_at", None)
+    if data.unseen:
+        record["unseen"] = _evaluate_unseen(algorithm, ctx, server)
+    record["summary"] = summarize(record)
+    record["final"] = {"server": server, "clients": clients}
+    return record

@@ -1,0 +1,108 @@
+"""The one local-training loop and the one evaluation routine every algorithm uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pflnb.data import Split
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """Local SGD settings: learning rate, batch size, local epochs, momentum, weight decay."""
+
+    lr: float = 0.05
+    batch_size: int = 32
+    local_epochs: int = 1
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+    drop_last: bool = False
+
+
+def batch_indices(n: int, batch_size: int, generator: torch.Generator, shuffle: bool = True, drop_last: bool = False) -> Iterator[torch.Tensor]:
+    """Index batches of one epoch over n samples; a trailing batch of one sample is always dropped
+    (BatchNorm cannot train on it) unless it is the only batch."""
+    order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
+    for start in range(0, n, batch_size):
+        idx = order[start : start + batch_size]
+        if len(idx) < batch_size and (drop_last or (len(idx) == 1 and start > 0)):
+            return
+        yield idx
+
+
+def epoch_batches(split: Split, batch_size: int, generator: torch.Generator, drop_last: bool = False) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Shuffled (x, y) minibatches of one epoch over ``split``."""
+    for idx in batch_indices(len(split), batch_size, generator, True, drop_last):
+        idx = idx.to(split.y.device)
+        yield split.x[idx], split.y[idx]
+
+
+def make_optimizer(params: Iterable[nn.Parameter], opt: OptimConfig, lr: float | None = None) -> torch.optim.Optimizer:
+    """Plain SGD with the configured momentum and weight decay."""
+    return torch.optim.SGD(list(params), lr=opt.lr if lr is None else lr, momentum=opt.momentum, weight_decay=opt.weight_decay)
+
+
+LossFn = Callable[[nn.Module, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def cross_entropy_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of the model's logits."""
+    return F.cross_entropy(model(x), y)
+
+
+def train_epochs(
+    model: nn.Module,
+    split: Split,
+    opt: OptimConfig,
+    generator: torch.Generator,
+    epochs: int | None = None,
+    params: Iterable[nn.Parameter] | None = None,
+    loss_fn: LossFn = cross_entropy_loss,
+    regularizer: Callable[[nn.Module], torch.Tensor] | None = None,
+    lr: float | None = None,
+    max_steps: int | None = None,
+) -> dict[str, float]:
+    """Train ``model`` in place with SGD on ``split`` for ``epochs`` (default ``opt.local_epochs``).
+
+    ``params`` restricts the trained parameters (others get no update, though BN running statistics of
+    the whole model still move in train mode); ``regularizer(model)`` is added to the loss (FedProx,
+    Ditto); ``max_steps`` caps the number of SGD steps. Returns the mean loss and the number of steps.
+    """
+    epochs = opt.local_epochs if epochs is None else epochs
+    trainable = list(model.parameters()) if params is None else list(params)
+    optimizer = make_optimizer(trainable, opt, lr)
+    model.train()
+    total, steps = 0.0, 0
+    for _ in range(epochs):
+        for x, y in epoch_batches(split, opt.batch_size, generator, opt.drop_last):
+            loss = loss_fn(model, x, y)
+            if regularizer is not None:
+                loss = loss + regularizer(model)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach())
+            steps += 1
+            if max_steps is not None and steps >= max_steps:
+                return {"loss": total / steps, "steps": steps}
+    return {"loss": total / max(steps, 1), "steps": steps}
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, split: Split, batch_size: int = 1024) -> dict[str, float]:
+    """Accuracy and mean cross-entropy of ``model`` (eval mode) on ``split``."""
+    model.eval()
+    correct, loss, n = 0, 0.0, len(split)
+    if n == 0:
+        return {"acc": float("nan"), "loss": float("nan")}
+    for start in range(0, n, batch_size):
+        x, y = split.x[start : start + batch_size], split.y[start : start + batch_size]
+        logits = model(x)
+        loss += float(F.cross_entropy(logits, y, reduction="sum"))
+        correct += int((logits.argmax(1) == y).sum())
+    return {"acc": correct / n, "loss": loss / n}

@@ -1,0 +1,83 @@
+"""One plotting style for every notebook: seaborn on matplotlib, figures saved as PNG and PDF."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+FIGURES = Path(__file__).resolve().parents[1] / "figures"
+
+
+def set_style() -> None:
+    """Apply the project's plotting style (seaborn whitegrid, colourblind palette, readable sizes)."""
+    sns.set_theme(style="whitegrid", palette="colorblind", context="notebook")
+    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight", "axes.titleweight": "bold"})
+
+
+def save(fig: plt.Figure, name: str, folder: str | Path) -> Path:
+    """Save ``fig`` as ``<folder>/<name>.png`` and ``.pdf`` (folder relative to figures/ unless absolute)."""
+    folder = Path(folder)
+    if not folder.is_absolute():
+        folder = FIGURES / folder
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    fig.savefig(path)
+    fig.savefig(folder / f"{name}.pdf")
+    return path
+
+
+def learning_curves(curves: pd.DataFrame, metric: str = "test_acc", hue: str = "method", ax: plt.Axes | None = None, title: str = "") -> plt.Axes:
+    """Client-mean ``metric`` against round, mean over seeds with a ±1 std band, one line per ``hue``."""
+    set_style()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4))
+    df = curves.copy()
+    df[metric] = 100 * df[metric] if df[metric].max() <= 1.0 else df[metric]
+    sns.lineplot(data=df, x="round", y=metric, hue=hue, errorbar="sd", marker="o", markersize=3, ax=ax)
+    ax.set_xlabel("round")
+    ax.set_ylabel(metric.replace("_", " ") + (" (%)" if "acc" in metric else ""))
+    ax.set_title(title)
+    ax.legend(title=hue, fontsize="small")
+    return ax
+
+
+def client_bars(clients: pd.DataFrame, x: str = "client", hue: str = "method", ax: plt.Axes | None = None, title: str = "") -> plt.Axes:
+    """Per-client test accuracy bars (mean over seeds, std as error bars), grouped by ``hue``."""
+    set_style()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.4, 0.9 * clients[x].nunique() + 2), 4))
+    df = clients.assign(test_acc=100 * clients["test_acc"])
+    sns.barplot(data=df, x=x, y="test_acc", hue=hue, errorbar="sd", ax=ax)
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_xlabel(x)
+    ax.set_title(title)
+    ax.legend(title=hue, fontsize="small", ncol=2)
+    return ax
+
+
+def image_grid(images: Mapping[str, np.ndarray], title: str = "") -> plt.Figure:
+    """A grid with one row of sample images (N, C, H, W in [0, 1]) per named group (e.g. domain)."""
+    set_style()
+    n_rows = len(images)
+    n_cols = max(len(v) for v in images.values())
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.1 * n_cols + 1, 1.15 * n_rows), squeeze=False)
+    for r, (name, imgs) in enumerate(images.items()):
+        for c in range(n_cols):
+            ax = axes[r, c]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            if c < len(imgs):
+                img = np.clip(np.transpose(imgs[c], (1, 2, 0)), 0, 1)
+                ax.imshow(img.squeeze(-1) if img.shape[-1] == 1 else img, cmap="gray", interpolation="nearest")
+            else:
+                ax.axis("off")
+        axes[r, 0].set_ylabel(name, rotation=0, ha="right", va="center")
+    if title:
+        fig.suptitle(title)
+    return fig

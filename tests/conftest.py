@@ -1,0 +1,34 @@
+"""Shared fixtures: a tiny synthetic federated dataset (no files, no downloads) and model factories."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from pflnb.data.federated import ClientData, FederatedDataset, Split
+
+os.environ.setdefault("PFLNB_RESULTS", os.path.join(os.path.dirname(__file__), "..", "results", "_pytest"))
+
+
+def _split(gen: torch.Generator, n: int, shift: float, shape: tuple[int, int, int], num_classes: int) -> Split:
+    y = torch.randint(0, num_classes, (n,), generator=gen)
+    x = torch.randn((n, *shape), generator=gen) * 0.5
+    x[:, 0, 0, :] += torch.nn.functional.one_hot(y, shape[2]).float()[:, : shape[2]] * 2.0  # class signal
+    return Split(x + shift, y)
+
+
+def make_toy_data(num_clients: int = 3, n: int = 24, shape: tuple[int, int, int] = (1, 8, 8), num_classes: int = 4, unseen: int = 0, seed: int = 0) -> FederatedDataset:
+    """A tiny feature-shift dataset: client c's inputs are shifted by 0.5·c."""
+    gen = torch.Generator().manual_seed(seed)
+    clients = []
+    for c in range(num_clients + unseen):
+        sp = [_split(gen, m, 0.5 * c, shape, num_classes) for m in (n, n // 2, n // 2)]
+        clients.append(ClientData(c, f"toy{c}", f"domain{c}", *sp))
+    return FederatedDataset("toy", clients[:num_clients], num_classes, shape, unseen=clients[num_clients:])
+
+
+@pytest.fixture
+def toy_data() -> FederatedDataset:
+    return make_toy_data()
