@@ -97,7 +97,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for nb in notebooks:
         print(f"[pflnb] executing {nb.name} (profile {args.profile})", flush=True)
-        pm.execute_notebook(str(nb), str(out / nb.name), parameters={"profile": args.profile}, cwd=str(nb.parent), progress_bar=not args.quiet)
+        pm.execute_notebook(
+            str(nb), str(out / nb.name), parameters={"profile": args.profile}, cwd=str(nb.parent), progress_bar=not args.quiet
+        )
     print(f"[pflnb] executed notebooks in {out}")
     return 0
 

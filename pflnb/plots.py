@@ -19,6 +19,14 @@ def set_style() -> None:
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight", "axes.titleweight": "bold"})
 
 
+def figure_dir(paper: str, profile: str) -> Path:
+    """Where a notebook's figures go: figures/<paper> for the cpu and paper profiles; smoke runs write
+    to results/smoke/figures/<paper> so that CI never overwrites the committed figures."""
+    if profile == "smoke":
+        return FIGURES.parent / "results" / "smoke" / "figures" / paper
+    return FIGURES / paper
+
+
 def save(fig: plt.Figure, name: str, folder: str | Path) -> Path:
     """Save ``fig`` as ``<folder>/<name>.png`` and ``.pdf`` (folder relative to figures/ unless absolute)."""
     folder = Path(folder)
@@ -31,7 +39,9 @@ def save(fig: plt.Figure, name: str, folder: str | Path) -> Path:
     return path
 
 
-def learning_curves(curves: pd.DataFrame, metric: str = "test_acc", hue: str = "method", ax: plt.Axes | None = None, title: str = "") -> plt.Axes:
+def learning_curves(
+    curves: pd.DataFrame, metric: str = "test_acc", hue: str = "method", ax: plt.Axes | None = None, title: str = ""
+) -> plt.Axes:
     """Client-mean ``metric`` against round, mean over seeds with a ±1 std band, one line per ``hue``."""
     set_style()
     if ax is None:
@@ -46,7 +56,9 @@ def learning_curves(curves: pd.DataFrame, metric: str = "test_acc", hue: str = "
     return ax
 
 
-def client_bars(clients: pd.DataFrame, x: str = "client", hue: str = "method", ax: plt.Axes | None = None, title: str = "") -> plt.Axes:
+def client_bars(
+    clients: pd.DataFrame, x: str = "client", hue: str = "method", ax: plt.Axes | None = None, title: str = ""
+) -> plt.Axes:
     """Per-client test accuracy bars (mean over seeds, std as error bars), grouped by ``hue``."""
     set_style()
     if ax is None:
@@ -56,7 +68,7 @@ def client_bars(clients: pd.DataFrame, x: str = "client", hue: str = "method", a
     ax.set_ylabel("test accuracy (%)")
     ax.set_xlabel(x)
     ax.set_title(title)
-    ax.legend(title=hue, fontsize="small", ncol=2)
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), title=hue, fontsize="small", frameon=False)
     return ax
 
 

@@ -19,7 +19,14 @@ def _split(gen: torch.Generator, n: int, shift: float, shape: tuple[int, int, in
     return Split(x + shift, y)
 
 
-def make_toy_data(num_clients: int = 3, n: int = 24, shape: tuple[int, int, int] = (1, 8, 8), num_classes: int = 4, unseen: int = 0, seed: int = 0) -> FederatedDataset:
+def make_toy_data(
+    num_clients: int = 3,
+    n: int = 24,
+    shape: tuple[int, int, int] = (1, 8, 8),
+    num_classes: int = 4,
+    unseen: int = 0,
+    seed: int = 0,
+) -> FederatedDataset:
     """A tiny feature-shift dataset: client c's inputs are shifted by 0.5·c."""
     gen = torch.Generator().manual_seed(seed)
     clients = []

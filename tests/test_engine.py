@@ -1,7 +1,7 @@
 import pytest
 import torch
-
 from conftest import make_toy_data
+
 from pflnb.algorithms import make_algorithm
 from pflnb.fl import OptimConfig, RunSettings, run_simulation, sample_clients
 from pflnb.fl import state as S
@@ -55,14 +55,14 @@ def test_fedbn_equals_fedavg_without_bn(toy_data):
 def test_fedbn_keeps_bn_local_and_averages_the_rest(toy_data):
     rec = _run("fedbn", toy_data, rounds=1)
     server, clients = rec["final"]["server"], rec["final"]["clients"]
-    bn_keys = list(clients[0]["bn"])
-    assert bn_keys and all(".bn" in "." + k or k.startswith("bn") for k in bn_keys)
+    model = build_model("small-bn-cnn", toy_data.input_shape, toy_data.num_classes)
+    assert sorted(clients[0]["personal"]) == sorted(model.bn_keys())
     # each client's BN statistics are its own
-    assert not torch.equal(clients[0]["bn"]["bn1.running_mean"], clients[1]["bn"]["bn1.running_mean"])
+    assert not torch.equal(clients[0]["personal"]["bn1.running_mean"], clients[1]["personal"]["bn1.running_mean"])
     # evaluating client c uses the shared weights with client c's BN
     algo = make_algorithm("fedbn")
     ev = algo.eval_state(None, 1, server, clients[1])
-    assert torch.equal(ev["bn1.running_mean"], clients[1]["bn"]["bn1.running_mean"])
+    assert torch.equal(ev["bn1.running_mean"], clients[1]["personal"]["bn1.running_mean"])
     assert torch.equal(ev["conv1.weight"], server["model"]["conv1.weight"])
 
 
@@ -103,14 +103,13 @@ def test_local_never_touches_other_clients_and_sends_nothing(toy_data):
     rec1 = _run("local", toy_data, rounds=1, participation=0.34, model="mlp")
     sel = rec1["rounds"][0]["selected"]
     assert len(sel) == 1
-    init = build_model("mlp", toy_data.input_shape, toy_data.num_classes)
     with torch.random.fork_rng():
         from pflnb.fl.engine import derive_seed
 
         torch.manual_seed(derive_seed(0, "init"))
         init = build_model("mlp", toy_data.input_shape, toy_data.num_classes).state_dict()
     for cid, client in enumerate(rec1["final"]["clients"]):
-        assert S.equal(client["model"], init) == (cid not in sel)
+        assert S.equal(client["personal"], init) == (cid not in sel)
     algo = make_algorithm("local")
     ctx = Context(toy_data, _model_fn(toy_data, "mlp"), OptimConfig(batch_size=8), 0, torch.device("cpu"))
     server, clients = algo.init(ctx, ctx.model.state_dict())
@@ -120,7 +119,7 @@ def test_local_never_touches_other_clients_and_sends_nothing(toy_data):
 def test_fedavg_one_client_one_round_equals_local(toy_data):
     data = make_toy_data(num_clients=1)
     a, b = _run("fedavg", data, rounds=1, model="mlp"), _run("local", data, rounds=1, model="mlp")
-    assert S.equal(a["final"]["server"]["model"], b["final"]["clients"][0]["model"])
+    assert S.equal(a["final"]["server"]["model"], b["final"]["clients"][0]["personal"])
 
 
 def test_sampling_counts_and_determinism(toy_data):
@@ -168,6 +167,6 @@ def test_bad_settings_raise(toy_data):
     with pytest.raises(ValueError, match="unknown method"):
         make_algorithm("fedmagic")
     with pytest.raises(ValueError, match="unknown parameter"):
-        make_algorithm("fedavg", {"mu": 1.0})
+        make_algorithm("fedavg", {"lam": 1.0})
     with pytest.raises(ValueError, match="weights"):
         make_algorithm("fedavg", {"weights": "by-vibes"})

@@ -145,7 +145,9 @@ _PROFILE_TABLE: dict[str, dict[str, dict[str, Any]]] = {
     "paper": {
         "digits5-lite": dict(image_size=28, rounds=100, model="digit", batch_size=32, lr=0.01),
         "digits5": dict(partition="by-domain", image_size=28, rounds=100, model="digit", batch_size=32, lr=0.01),
-        "fmnist": dict(partition="dirichlet", alpha=0.1, num_clients=100, image_size=None, rounds=500, model="cnn", participation=0.1),
+        "fmnist": dict(
+            partition="dirichlet", alpha=0.1, num_clients=100, image_size=None, rounds=500, model="cnn", participation=0.1
+        ),
         "office-caltech10": dict(
             partition="by-domain", num_clients=4, image_size=256, rounds=300, model="alexnet-bn", batch_size=32, lr=0.01
         ),

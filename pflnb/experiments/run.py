@@ -15,6 +15,7 @@ from pflnb.algorithms import make_algorithm
 from pflnb.data import build_federated
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.fl import run_simulation
+from pflnb.fl.engine import to_jsonable
 from pflnb.models import build_model
 
 
@@ -57,6 +58,7 @@ def run(
             return record
     algorithm = make_algorithm(cfg.method, cfg.method_params)
     data = build_federated(cfg.data_spec(), seed=cfg.seed)
+
     def model_fn():
         return build_model(cfg.model, data.input_shape, data.num_classes)
 
@@ -66,7 +68,7 @@ def run(
     record["wall_time_s"] = time.perf_counter() - t0
     record["config"] = cfg.to_dict()
     record["key"] = cfg.key()
-    record["data_info"] = {k: v for k, v in data.info.items() if isinstance(v, str | int | float | list | dict)}
+    record["data_info"] = to_jsonable({k: v for k, v in data.info.items() if not hasattr(v, "shape")})
     final = record.pop("final")
     if cache:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -62,8 +62,10 @@ def curve_table(records: Iterable[dict[str, Any]], label_by: Sequence[str] = ())
     return pd.DataFrame(rows)
 
 
-def mean_std(df: pd.DataFrame, by: Sequence[str] = ("method",), metrics: Sequence[str] = ("test_acc",), scale: float = 100.0) -> pd.DataFrame:
-    """Mean ± sample std (ddof=1; 0 for one seed) over seeds of each metric (in %, as strings) with the seed count, grouped by ``by``."""
+def mean_std(
+    df: pd.DataFrame, by: Sequence[str] = ("method",), metrics: Sequence[str] = ("test_acc",), scale: float = 100.0
+) -> pd.DataFrame:
+    """Mean ± sample std (ddof=1; 0 for one seed) over seeds of each metric, in %, grouped by ``by``."""
     g = df.groupby(list(by), sort=False)
     out = pd.DataFrame(index=g.size().index)
     for m in metrics:

@@ -26,7 +26,10 @@ from pflnb.models import PFLModel
 def derive_seed(*key: int | str) -> int:
     """A 63-bit seed from a tuple of ints and strings (stable across processes and platforms)."""
     ints = [zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in key]
-    return int(np.random.SeedSequence(ints).generate_state(2, dtype=np.uint32).astype(np.uint64) @ np.array([1, 1 << 31], dtype=np.uint64)) & ((1 << 63) - 1)
+    return int(
+        np.random.SeedSequence(ints).generate_state(2, dtype=np.uint32).astype(np.uint64)
+        @ np.array([1, 1 << 31], dtype=np.uint64)
+    ) & ((1 << 63) - 1)
 
 
 class Context:
@@ -156,13 +159,16 @@ def _evaluate_unseen(algorithm: Algorithm, ctx: Context, server: dict) -> dict[s
     return out
 
 
-def _to_jsonable(x: Any) -> Any:
+def to_jsonable(x: Any) -> Any:
+    """Tensors, arrays and numpy scalars inside dicts and lists turned into plain Python values."""
     if isinstance(x, torch.Tensor):
         return x.item() if x.numel() == 1 else x.tolist()
+    if isinstance(x, np.ndarray):
+        return x.item() if x.size == 1 else x.tolist()
     if isinstance(x, dict):
-        return {str(k): _to_jsonable(v) for k, v in x.items()}
+        return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return [_to_jsonable(v) for v in x]
+        return [to_jsonable(v) for v in x]
     if isinstance(x, np.generic):
         return x.item()
     return x
@@ -260,7 +266,7 @@ def run_simulation(
             bar.set_postfix(val=f"{np.mean(ev['val_acc']):.3f}", test=f"{np.mean(ev['test_acc']):.3f}")
         t3 = time.perf_counter()
         entry["time"] = {"local": t1 - t0, "aggregate": t2 - t1, "eval": t3 - t2}
-        record["rounds"].append(_to_jsonable(entry))
+        record["rounds"].append(to_jsonable(entry))
         if ckpt and settings.checkpoint_every and (t % settings.checkpoint_every == 0):
             _save_checkpoint(ckpt, {"round": t, "server": server, "clients": clients, "record": record})
         if settings.stop_after is not None and t >= settings.stop_after and t < settings.rounds:

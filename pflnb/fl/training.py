@@ -24,7 +24,9 @@ class OptimConfig:
     drop_last: bool = False
 
 
-def batch_indices(n: int, batch_size: int, generator: torch.Generator, shuffle: bool = True, drop_last: bool = False) -> Iterator[torch.Tensor]:
+def batch_indices(
+    n: int, batch_size: int, generator: torch.Generator, shuffle: bool = True, drop_last: bool = False
+) -> Iterator[torch.Tensor]:
     """Index batches of one epoch over n samples; a trailing batch of one sample is always dropped
     (BatchNorm cannot train on it) unless it is the only batch."""
     order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
@@ -35,7 +37,9 @@ def batch_indices(n: int, batch_size: int, generator: torch.Generator, shuffle: 
         yield idx
 
 
-def epoch_batches(split: Split, batch_size: int, generator: torch.Generator, drop_last: bool = False) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+def epoch_batches(
+    split: Split, batch_size: int, generator: torch.Generator, drop_last: bool = False
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Shuffled (x, y) minibatches of one epoch over ``split``."""
     for idx in batch_indices(len(split), batch_size, generator, True, drop_last):
         idx = idx.to(split.y.device)

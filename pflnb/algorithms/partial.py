@@ -1,0 +1,389 @@
+"""The FedAvg family: one algorithm whose parameters say which entries stay on the client.
+
+A model's state is split three ways:
+- **personal** entries never leave the client (a layer split such as ``head`` or ``bottom:2``, plus every
+  normalization entry when ``bn="local"``);
+- **frozen** entries are never trained (FedBABU's random head);
+- **shared** entries (the rest) are trained locally and averaged by the server.
+
+Local training runs either simultaneously on personal and shared entries (``mode="sim"``: FedAvg, FedPer,
+FedSim, LG-FedAvg) or alternating, personal first with the shared part fixed, then shared with the personal
+part fixed (``mode="alt"``: FedRep, FedAlt). ``mu`` adds FedProx's proximal term on the shared entries;
+``ft_epochs`` fine-tunes the model before evaluation (FedAvg-FT, FedBABU). Registered defaults give the
+named methods below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+
+from pflnb.algorithms.registry import register
+from pflnb.fl import state as S
+from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.training import train_epochs
+
+WEIGHTS = ("n_samples", "uniform")
+BN_RULES = ("shared", "local")
+MODES = ("sim", "alt")
+
+
+def aggregation_weights(ctx: Any, cids: list[int], rule: str) -> list[float]:
+    """Aggregation weights of the given clients: training-set sizes or uniform."""
+    if rule == "uniform":
+        return [1.0] * len(cids)
+    if rule == "n_samples":
+        return [float(ctx.n_train(c)) for c in cids]
+    raise ValueError(f"weights must be one of {WEIGHTS}, got {rule!r}")
+
+
+def layer_split_keys(layers: list[tuple[str, list[str]]], head_keys: list[str], spec: str) -> list[str]:
+    """State keys selected by a layer spec: ``none``, ``all``, ``head``, ``body`` (all but the head),
+    ``bottom:k`` (the first k layers) or ``top:k`` (the last k layers); layers as ``PFLModel.layers()``."""
+    all_keys = [k for _, ks in layers for k in ks]
+    if spec == "none":
+        return []
+    if spec == "all":
+        return all_keys
+    if spec == "head":
+        return list(head_keys)
+    if spec == "body":
+        head = set(head_keys)
+        return [k for k in all_keys if k not in head]
+    kind, _, num = spec.partition(":")
+    if kind in ("bottom", "top") and num.isdigit():
+        k = int(num)
+        if not 0 <= k <= len(layers):
+            raise ValueError(f"layer spec {spec!r}: the model has {len(layers)} layers")
+        chosen = layers[:k] if kind == "bottom" else layers[len(layers) - k :]
+        return [key for _, ks in chosen for key in ks]
+    raise ValueError(f"layer spec must be none, all, head, body, bottom:k or top:k; got {spec!r}")
+
+
+def _check_spec(spec: str, name: str) -> None:
+    kind, _, num = spec.partition(":")
+    if spec in ("none", "all", "head", "body") or (kind in ("bottom", "top") and num.isdigit()):
+        return
+    raise ValueError(f"{name} must be none, all, head, body, bottom:k or top:k; got {spec!r}")
+
+
+@dataclass(frozen=True)
+class PartialParams:
+    """Hyperparameters of the FedAvg family (see the module docstring)."""
+
+    personal: str = "none"  # layer spec of client-only entries
+    frozen: str = "none"  # layer spec of never-trained entries
+    bn: str = "shared"  # "local": every normalization entry stays on the client (FedBN)
+    mode: str = "sim"  # "sim" or "alt"
+    personal_epochs: int = 1  # epochs on the personal part first (mode "alt")
+    mu: float = 0.0  # FedProx proximal weight on the shared entries
+    prox_squared: bool = True  # (mu/2)||w - w_g||^2; False: (mu/2)||w - w_g|| (Fed-CO2 code quirk)
+    ft_epochs: int = 0  # fine-tuning epochs before evaluation
+    ft_part: str = "all"  # layer spec fine-tuned before evaluation
+    weights: str = "n_samples"  # aggregation weights
+    global_lr: float = 1.0  # server learning rate on the averaged update
+
+    def validate(self) -> None:
+        """Reject values outside the allowed sets."""
+        _check_spec(self.personal, "personal")
+        _check_spec(self.frozen, "frozen")
+        _check_spec(self.ft_part, "ft_part")
+        if self.bn not in BN_RULES:
+            raise ValueError(f"bn must be one of {BN_RULES}, got {self.bn!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS}, got {self.weights!r}")
+        if self.mu < 0:
+            raise ValueError(f"mu must be >= 0, got {self.mu}")
+        if self.personal_epochs < 0 or self.ft_epochs < 0:
+            raise ValueError("personal_epochs and ft_epochs must be >= 0")
+
+
+class PartialFedAvg(Algorithm):
+    """FedAvg with personal, frozen and shared entries (base of the FedAvg family)."""
+
+    Params: ClassVar[type] = PartialParams
+
+    # ---- key bookkeeping ------------------------------------------------------------------------
+    def personal_keys(self, ctx: Any) -> list[str]:
+        """Entries that never leave the client."""
+        keys = layer_split_keys(ctx.layers, ctx.head_keys, self.params.personal)
+        if self.params.bn == "local":
+            keys = keys + [k for k in ctx.bn_keys if k not in set(keys)]
+        return keys
+
+    def shared_keys(self, ctx: Any) -> list[str]:
+        """Entries sent to and averaged by the server."""
+        personal = set(self.personal_keys(ctx))
+        return [k for k in ctx.model.state_dict() if k not in personal]
+
+    def _param_names(self, ctx: Any, spec_keys: list[str]) -> set[str]:
+        params = {n for n, _ in ctx.model.named_parameters()}
+        return {k for k in spec_keys if k in params}
+
+    def trainable(self, ctx: Any, model: nn.Module, keys: list[str]) -> list[nn.Parameter]:
+        """Parameters of ``model`` among ``keys``, minus frozen ones."""
+        frozen = set(layer_split_keys(ctx.layers, ctx.head_keys, self.params.frozen))
+        wanted = set(keys) - frozen
+        return [p for n, p in model.named_parameters() if n in wanted]
+
+    # ---- hooks ----------------------------------------------------------------------------------
+    def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Server holds the full model; each client its own copy of the personal entries."""
+        personal = S.select(init_state, self.personal_keys(ctx))
+        return {"model": S.clone(init_state)}, [{"personal": S.clone(personal)} for _ in range(ctx.num_clients)]
+
+    def client_state(self, server: dict[str, Any], client: dict[str, Any]) -> S.State:
+        """The client's full model: server entries with its personal entries written over them."""
+        return S.update(server["model"], client["personal"]) if client.get("personal") else server["model"]
+
+    def regularizer(self, ctx: Any, server: dict[str, Any]) -> Any:
+        """FedProx's proximal term (mu/2)·‖w − w_g‖² on the shared parameters, or None when mu = 0."""
+        mu = self.params.mu
+        if mu == 0:
+            return None
+        names = self._param_names(ctx, self.shared_keys(ctx))
+        anchor = {n: server["model"][n].detach() for n in names}
+        squared = self.params.prox_squared
+
+        def prox(model: nn.Module) -> torch.Tensor:
+            sq = sum(((p - anchor[n]) ** 2).sum() for n, p in model.named_parameters() if n in anchor)
+            return 0.5 * mu * (sq if squared else torch.sqrt(sq + 1e-12))
+
+        return prox
+
+    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
+        """Local SGD (simultaneous or alternating); send the shared entries, keep the personal ones."""
+        model = ctx.load(self.client_state(server, client))
+        data = ctx.client(cid).train
+        personal, shared = self.personal_keys(ctx), self.shared_keys(ctx)
+        reg = self.regularizer(ctx, server)
+        metrics: dict[str, float] = {}
+        if self.params.mode == "alt" and personal and self.params.personal_epochs > 0:
+            m = train_epochs(
+                model,
+                data,
+                ctx.optim,
+                ctx.generator("train-personal", cid),
+                self.params.personal_epochs,
+                self.trainable(ctx, model, personal),
+            )
+            metrics["personal_loss"], metrics["personal_steps"] = m["loss"], m["steps"]
+            train_keys = shared
+        else:
+            train_keys = personal + shared
+        params = self.trainable(ctx, model, train_keys)
+        if params:
+            m = train_epochs(model, data, ctx.optim, ctx.generator("train", cid), params=params, regularizer=reg)
+            metrics["loss"], metrics["steps"] = m["loss"], m["steps"]
+        new = ctx.state_of(model)
+        message = {"state": S.select(new, shared)} if shared else {}
+        return ClientUpdate(client={"personal": S.select(new, personal)}, message=message, metrics=metrics)
+
+    def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        """Weighted average of the shared entries, applied with server learning rate η_g."""
+        cids = [c for c in sorted(messages) if messages[c]]
+        if not cids:
+            return server
+        avg = S.weighted_average([messages[c]["state"] for c in cids], aggregation_weights(ctx, cids, self.params.weights))
+        if self.params.global_lr != 1.0:
+            current = S.select(server["model"], avg.keys())
+            avg = S.add(current, S.sub(avg, current), self.params.global_lr)
+        return {**server, "model": S.update(server["model"], avg)}
+
+    def finetune(self, ctx: Any, model: nn.Module, data: Any, key: Any) -> nn.Module:
+        """Fine-tune ``model`` in place for ``ft_epochs`` on ``data`` (the ``ft_part`` entries)."""
+        if self.params.ft_epochs > 0:
+            keys = layer_split_keys(ctx.layers, ctx.head_keys, self.params.ft_part)
+            params = [p for n, p in model.named_parameters() if n in set(keys)]
+            train_epochs(model, data, ctx.optim, ctx.generator("finetune", key), self.params.ft_epochs, params)
+        return model
+
+    def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:
+        """The client's model (server entries with its personal entries)."""
+        return self.client_state(server, client)
+
+    def eval_module(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> nn.Module:
+        """The client's model, fine-tuned on its train split first when ``ft_epochs > 0``."""
+        model = ctx.load(self.eval_state(ctx, cid, server, client))
+        return self.finetune(ctx, model, ctx.client(cid).train, cid)
+
+    def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> nn.Module:
+        """The server model (personal entries from the server's copy), fine-tuned when asked."""
+        model = ctx.load(server["model"])
+        if finetune:
+            train_epochs(model, data.train, ctx.optim, ctx.generator("unseen", data.cid), epochs=ctx.finetune_epochs)
+        return model
+
+
+@dataclass(frozen=True)
+class FedAvgParams(PartialParams):
+    """FedAvg (McMahan et al. 2017): every entry averaged, BN included."""
+
+
+@register
+class FedAvg(PartialFedAvg):
+    """FedAvg (McMahan et al. 2017): every entry averaged, BN included."""
+
+    name = "fedavg"
+    Params = FedAvgParams
+    personalized = False
+
+
+@dataclass(frozen=True)
+class FedBNParams(PartialParams):
+    """FedBN (Li et al. 2021): normalization entries (affine and running statistics) stay local."""
+
+    bn: str = "local"
+
+
+@register
+class FedBN(PartialFedAvg):
+    """FedBN (Li et al. 2021): normalization entries (affine and running statistics) stay local."""
+
+    name = "fedbn"
+    Params = FedBNParams
+
+
+@dataclass(frozen=True)
+class FedProxParams(PartialParams):
+    """FedProx (Li et al. 2020): FedAvg plus (mu/2)·‖w − w_g‖² in local training."""
+
+    mu: float = 0.01
+
+
+@register
+class FedProx(PartialFedAvg):
+    """FedProx (Li et al. 2020): FedAvg plus (mu/2)·‖w − w_g‖² in local training."""
+
+    name = "fedprox"
+    Params = FedProxParams
+    personalized = False
+
+
+@dataclass(frozen=True)
+class FedAvgFTParams(PartialParams):
+    """FedAvg-FT: the global model fine-tuned for ft_epochs on each client before evaluation."""
+
+    ft_epochs: int = 1
+
+
+@register
+class FedAvgFT(PartialFedAvg):
+    """FedAvg-FT: the global model fine-tuned for ft_epochs on each client before evaluation."""
+
+    name = "fedavg-ft"
+    Params = FedAvgFTParams
+
+
+@dataclass(frozen=True)
+class FedPerParams(PartialParams):
+    """FedPer (Arivazhagan et al. 2019): shared body, personal head, trained together."""
+
+    personal: str = "head"
+
+
+@register
+class FedPer(PartialFedAvg):
+    """FedPer (Arivazhagan et al. 2019): shared body, personal head, trained together."""
+
+    name = "fedper"
+    Params = FedPerParams
+
+
+@dataclass(frozen=True)
+class FedRepParams(PartialParams):
+    """FedRep (Collins et al. 2021): personal head trained first (personal_epochs), then the shared body."""
+
+    personal: str = "head"
+    mode: str = "alt"
+    personal_epochs: int = 5
+
+
+@register
+class FedRep(PartialFedAvg):
+    """FedRep (Collins et al. 2021): personal head trained first (personal_epochs), then the shared body."""
+
+    name = "fedrep"
+    Params = FedRepParams
+
+
+@dataclass(frozen=True)
+class FedAltParams(PartialParams):
+    """FedAlt (Pillutla et al. 2022): alternating updates, personal part first, then the shared part."""
+
+    personal: str = "head"
+    mode: str = "alt"
+
+
+@register
+class FedAlt(PartialFedAvg):
+    """FedAlt (Pillutla et al. 2022): alternating updates, personal part first, then the shared part."""
+
+    name = "fedalt"
+    Params = FedAltParams
+
+
+@dataclass(frozen=True)
+class FedSimParams(PartialParams):
+    """FedSim (Pillutla et al. 2022): simultaneous updates of personal and shared parts."""
+
+    personal: str = "head"
+
+
+@register
+class FedSim(PartialFedAvg):
+    """FedSim (Pillutla et al. 2022): simultaneous updates of personal and shared parts."""
+
+    name = "fedsim"
+    Params = FedSimParams
+
+
+@dataclass(frozen=True)
+class LGFedAvgParams(PartialParams):
+    """LG-FedAvg (Liang et al. 2020): personal lower layers (the body), shared head."""
+
+    personal: str = "body"
+
+
+@register
+class LGFedAvg(PartialFedAvg):
+    """LG-FedAvg (Liang et al. 2020): personal lower layers (the body), shared head."""
+
+    name = "lg-fedavg"
+    Params = LGFedAvgParams
+
+
+@dataclass(frozen=True)
+class FedBABUParams(PartialParams):
+    """FedBABU (Oh et al. 2022): head frozen at its random init during federation, fine-tuned before evaluation."""
+
+    frozen: str = "head"
+    ft_epochs: int = 1
+
+
+@register
+class FedBABU(PartialFedAvg):
+    """FedBABU (Oh et al. 2022): head frozen at its random init during federation, fine-tuned before evaluation."""
+
+    name = "fedbabu"
+    Params = FedBABUParams
+
+
+@dataclass(frozen=True)
+class LocalParams(PartialParams):
+    """Local training only: every entry is personal, nothing is sent."""
+
+    personal: str = "all"
+
+
+@register
+class Local(PartialFedAvg):
+    """Local training only: every entry is personal, nothing is sent."""
+
+    name = "local"
+    Params = LocalParams

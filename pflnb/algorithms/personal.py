@@ -1,0 +1,167 @@
+"""Methods that keep a separate personal model beside the global one: Ditto and APFL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call
+
+from pflnb.algorithms.partial import PartialFedAvg, PartialParams
+from pflnb.algorithms.registry import register
+from pflnb.fl import state as S
+from pflnb.fl.algorithm import ClientUpdate
+from pflnb.fl.training import epoch_batches, make_optimizer, train_epochs
+
+
+@dataclass(frozen=True)
+class DittoParams(PartialParams):
+    """Ditto: ``lam`` is λ of (λ/2)‖v − w_g‖²; ``personal_epochs`` epochs on v per round; ``prox`` = gradient
+    (the paper's SGD on the regularized loss) or proximal (exact prox step after each SGD step, stable for
+    any λ)."""
+
+    lam: float = 0.1
+    personal_epochs: int = 1
+    prox: str = "gradient"
+
+    def validate(self) -> None:
+        """Check λ ≥ 0 and the prox rule."""
+        super().validate()
+        if self.lam < 0:
+            raise ValueError(f"lam must be >= 0, got {self.lam}")
+        if self.prox not in ("gradient", "proximal"):
+            raise ValueError(f"prox must be 'gradient' or 'proximal', got {self.prox!r}")
+
+
+@register
+class Ditto(PartialFedAvg):
+    """Ditto (Li et al. 2021): FedAvg for the global model w; each client also trains a personal model v
+    on its loss plus (λ/2)‖v − w_g‖² toward this round's global model. Evaluated: v."""
+
+    name = "ditto"
+    Params = DittoParams
+
+    def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Server model and one personal model per client, all from the init."""
+        server, clients = super().init(ctx, init_state)
+        return server, [{**c, "v": S.clone(init_state)} for c in clients]
+
+    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
+        """FedAvg's local update of w, then personal_epochs on v with the proximal term toward w_g."""
+        up = super().local_train(ctx, cid, server, client)
+        lam, anchor = self.params.lam, {n: t.detach() for n, t in server["model"].items()}
+        v = ctx.load(client["v"], "personal")
+        data = ctx.client(cid).train
+        gen = ctx.generator("train-personal", cid)
+        if self.params.prox == "gradient":
+
+            def reg(model: nn.Module) -> torch.Tensor:
+                return 0.5 * lam * sum(((p - anchor[n]) ** 2).sum() for n, p in model.named_parameters())
+
+            m = train_epochs(v, data, ctx.optim, gen, self.params.personal_epochs, regularizer=reg if lam > 0 else None)
+        else:
+            m = self._proximal_epochs(ctx, v, data, gen, anchor)
+        up.client = {**up.client, "v": ctx.state_of(v)}
+        up.metrics.update(personal_loss=m["loss"], personal_steps=m["steps"])
+        return up
+
+    def _proximal_epochs(self, ctx: Any, v: nn.Module, data: Any, gen: torch.Generator, anchor: S.State) -> dict[str, float]:
+        """SGD steps on the loss, each followed by v ← (v + ηλ w_g)/(1 + ηλ), the prox of (λ/2)‖v − w_g‖²."""
+        eta, lam = ctx.optim.lr, self.params.lam
+        opt = make_optimizer(v.parameters(), ctx.optim)
+        v.train()
+        total, steps = 0.0, 0
+        for _ in range(self.params.personal_epochs):
+            for x, y in epoch_batches(data, ctx.optim.batch_size, gen, ctx.optim.drop_last):
+                loss = F.cross_entropy(v(x), y)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                with torch.no_grad():
+                    for n, p in v.named_parameters():
+                        p.copy_((p + eta * lam * anchor[n]) / (1.0 + eta * lam))
+                total, steps = total + float(loss), steps + 1
+        return {"loss": total / max(steps, 1), "steps": steps}
+
+    def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:
+        """The personal model v."""
+        return client["v"]
+
+
+@dataclass(frozen=True)
+class APFLParams(PartialParams):
+    """APFL: initial mixing weight ``alpha`` (weight of the local model), ``adaptive`` α updated by
+    gradient with step ``alpha_lr`` (None: the local learning rate)."""
+
+    alpha: float = 0.25
+    adaptive: bool = True
+    alpha_lr: float | None = None
+
+    def validate(self) -> None:
+        """Check α ∈ [0, 1]."""
+        super().validate()
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+
+
+@register
+class APFL(PartialFedAvg):
+    """APFL (Deng et al. 2020): each client mixes a local model v with the global w, v̄ = αv + (1−α)w;
+    w follows FedAvg, v and α descend the loss of v̄. Evaluated: v̄ (state-wise mix, BN buffers included)."""
+
+    name = "apfl"
+    Params = APFLParams
+
+    def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Server model; per client a local model v (from the init) and its α."""
+        server, clients = super().init(ctx, init_state)
+        return server, [{**c, "v": S.clone(init_state), "alpha": float(self.params.alpha)} for c in clients]
+
+    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
+        """Per minibatch: one SGD step on w, one on v through the mixed model, one on α (when adaptive)."""
+        w = ctx.load(server["model"])
+        v = ctx.load(client["v"], "personal")
+        opt_w, opt_v = make_optimizer(w.parameters(), ctx.optim), make_optimizer(v.parameters(), ctx.optim)
+        alpha = torch.tensor(client["alpha"], requires_grad=self.params.adaptive)
+        alpha_lr = ctx.optim.lr if self.params.alpha_lr is None else self.params.alpha_lr
+        w.train()
+        v.train()
+        gen = ctx.generator("train", cid)
+        total, steps = 0.0, 0
+        for _ in range(ctx.optim.local_epochs):
+            for x, y in epoch_batches(ctx.client(cid).train, ctx.optim.batch_size, gen, ctx.optim.drop_last):
+                loss_w = F.cross_entropy(w(x), y)
+                opt_w.zero_grad(set_to_none=True)
+                loss_w.backward()
+                opt_w.step()
+                w_params = {n: p.detach() for n, p in w.named_parameters()}
+                mixed = {n: alpha * p + (1 - alpha) * w_params[n] for n, p in v.named_parameters()}
+                mixed.update(dict(v.named_buffers()))
+                loss = F.cross_entropy(functional_call(v, mixed, (x,)), y)
+                opt_v.zero_grad(set_to_none=True)
+                if alpha.grad is not None:
+                    alpha.grad = None
+                loss.backward()
+                opt_v.step()
+                if self.params.adaptive:
+                    with torch.no_grad():
+                        alpha -= alpha_lr * alpha.grad
+                        alpha.clamp_(0.0, 1.0)
+                total, steps = total + float(loss_w.detach()), steps + 1
+        new_w = ctx.state_of(w)
+        return ClientUpdate(
+            client={**client, "v": ctx.state_of(v), "alpha": float(alpha.detach())},
+            message={"state": new_w},
+            metrics={"loss": total / max(steps, 1), "steps": steps, "alpha": float(alpha.detach())},
+        )
+
+    def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:
+        """v̄ = α v + (1 − α) w over every floating entry."""
+        return S.mix(client["v"], server["model"], client["alpha"])
+
+    def round_internals(self, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]) -> dict[str, Any]:
+        """Every client's current α."""
+        return {"alpha": [c["alpha"] for c in clients]}
