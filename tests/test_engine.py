@@ -170,3 +170,15 @@ def test_bad_settings_raise(toy_data):
         make_algorithm("fedavg", {"lam": 1.0})
     with pytest.raises(ValueError, match="weights"):
         make_algorithm("fedavg", {"weights": "by-vibes"})
+
+
+def test_learning_rate_decay_and_adam(toy_data):
+    opt = OptimConfig(lr=0.1, lr_decay=0.5)
+    assert opt.at_round(1).lr == 0.1 and opt.at_round(3).lr == pytest.approx(0.025)
+    a = _run("fedavg", toy_data, model="mlp", optim=OptimConfig(lr=0.05, batch_size=8, lr_decay=0.5))
+    b = _run("fedavg", toy_data, model="mlp")
+    assert _evals(a) != _evals(b)
+    c = _run("fedavg", toy_data, model="mlp", optim=OptimConfig(lr=1e-3, batch_size=8, optimizer="adam"))
+    assert c["summary"]["test_acc"] >= 0.0
+    with pytest.raises(ValueError, match="optimizer"):
+        _run("fedavg", toy_data, model="mlp", optim=OptimConfig(optimizer="lbfgs"))

@@ -114,3 +114,16 @@ def test_cli_run_smoke(capsys, tmp_path, monkeypatch):
     out = capsys.readouterr().out
     assert "fedbn" in out and "±" in out
     assert len(list(tmp_path.rglob("*.json"))) == 2
+
+
+def test_claims_helpers():
+    from pflnb.experiments import Claim, claims_table, mean_std_str, verdict
+
+    assert mean_std_str([0.5, 0.7]) == "60.0 ± 14.1 (n=2)"
+    assert mean_std_str([0.5]) == "50.0 ± 0.0 (n=1)"
+    assert verdict(True) == "reproduced" and verdict(False) == "not reproduced"
+    assert verdict(True, testable=False) == "not testable at this scale"
+    df = claims_table([Claim("a beats b", "+3", "+1.0 ± 0.5", "reproduced")])
+    assert list(df.columns) == ["claim", "paper", "ours", "verdict", "note"]
+    with pytest.raises(ValueError, match="verdict"):
+        Claim("x", "y", "z", "sort of")

@@ -1,10 +1,15 @@
 """Configs, profiles, cached runs and sweeps, tidy result tables."""
 
+from pflnb.experiments.claims import Claim, claims_table, mean_std_str, verdict
 from pflnb.experiments.config import PROFILES, ExperimentConfig, profile_config, profile_seeds
 from pflnb.experiments.run import cache_path, results_root, run, run_many, sweep
 from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
 
 __all__ = [
+    "Claim",
+    "claims_table",
+    "mean_std_str",
+    "verdict",
     "PROFILES",
     "ExperimentConfig",
     "cache_path",

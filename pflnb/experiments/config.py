@@ -10,6 +10,7 @@ from typing import Any
 
 from pflnb.data import DataSpec, check_spec
 from pflnb.fl import OptimConfig, RunSettings
+from pflnb.fl.training import OPTIMIZERS
 
 PROFILES = ("smoke", "cpu", "paper")
 # Fields that do not change results and so stay out of the config hash.
@@ -43,6 +44,8 @@ class ExperimentConfig:
     local_epochs: int = 1
     momentum: float = 0.0
     weight_decay: float = 0.0
+    optimizer: str = "sgd"
+    lr_decay: float = 1.0
     finetune_epochs: int = 1
     seed: int = 0
     # bookkeeping (not hashed)
@@ -87,7 +90,15 @@ class ExperimentConfig:
 
     def optim(self) -> OptimConfig:
         """Local SGD settings."""
-        return OptimConfig(self.lr, self.batch_size, self.local_epochs, self.momentum, self.weight_decay)
+        return OptimConfig(
+            lr=self.lr,
+            batch_size=self.batch_size,
+            local_epochs=self.local_epochs,
+            momentum=self.momentum,
+            weight_decay=self.weight_decay,
+            optimizer=self.optimizer,
+            lr_decay=self.lr_decay,
+        )
 
     def settings(self, progress: bool = True, checkpoint_path: str | None = None, checkpoint_every: int = 0) -> RunSettings:
         """Engine settings of this run."""
@@ -126,6 +137,10 @@ class ExperimentConfig:
             raise ValueError(f"participation must be in (0, 1], got {self.participation}")
         if self.lr <= 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if not 0.0 < self.lr_decay <= 1.0:
+            raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
 
 
 # Per profile and dataset: the settings that differ from the dataclass defaults.

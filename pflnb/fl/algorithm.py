@@ -95,6 +95,10 @@ class Algorithm:
             train_epochs(model, data.train, ctx.optim, ctx.generator("unseen", data.cid), epochs=ctx.finetune_epochs)
         return model
 
+    def extra_metrics(self, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]) -> dict[str, Any]:
+        """Method-specific evaluation metrics computed on evaluation rounds (e.g. FedPG's G-acc)."""
+        return {}
+
     def round_internals(self, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]) -> dict[str, Any]:
         """Method internals to log after each round (numbers or per-client lists)."""
         return {}

@@ -244,6 +244,7 @@ def run_simulation(
     bar = tqdm(range(start_round, settings.rounds + 1), desc=algorithm.name, disable=not settings.progress, leave=False)
     for t in bar:
         ctx.round = t
+        ctx.optim = settings.optim.at_round(t)
         t0 = time.perf_counter()
         selected = sample_clients(ctx, settings.participation)
         updates = runner.run(algorithm, ctx, server, clients, selected)
@@ -262,7 +263,8 @@ def run_simulation(
         }
         if t % settings.eval_every == 0 or t == settings.rounds:
             ev = _evaluate_clients(algorithm, ctx, server, clients)
-            record["evals"].append({"round": t, **ev})
+            extra = algorithm.extra_metrics(ctx, server, clients)
+            record["evals"].append(to_jsonable({"round": t, **ev, **({"extra": extra} if extra else {})}))
             bar.set_postfix(val=f"{np.mean(ev['val_acc']):.3f}", test=f"{np.mean(ev['test_acc']):.3f}")
         t3 = time.perf_counter()
         entry["time"] = {"local": t1 - t0, "aggregate": t2 - t1, "eval": t3 - t2}
@@ -274,6 +276,7 @@ def run_simulation(
             return record
     record.pop("interrupted_at", None)
     if data.unseen:
+        ctx.optim = settings.optim.at_round(settings.rounds)
         record["unseen"] = _evaluate_unseen(algorithm, ctx, server)
     record["summary"] = summarize(record)
     record["final"] = {"server": server, "clients": clients}

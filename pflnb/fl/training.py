@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -11,10 +12,13 @@ from torch import nn
 
 from pflnb.data import Split
 
+OPTIMIZERS = ("sgd", "adam")
+
 
 @dataclass(frozen=True)
 class OptimConfig:
-    """Local SGD settings: learning rate, batch size, local epochs, momentum, weight decay."""
+    """Local optimizer settings: learning rate (decayed by ``lr_decay`` per round: η_t = η·decay^(t−1)),
+    batch size, local epochs, momentum, weight decay, optimizer (sgd or adam; a fresh optimizer each round)."""
 
     lr: float = 0.05
     batch_size: int = 32
@@ -22,6 +26,14 @@ class OptimConfig:
     momentum: float = 0.0
     weight_decay: float = 0.0
     drop_last: bool = False
+    optimizer: str = "sgd"
+    lr_decay: float = 1.0
+
+    def at_round(self, t: int) -> OptimConfig:
+        """The settings in round t (1-based): the learning rate decayed t − 1 times."""
+        if self.lr_decay == 1.0:
+            return self
+        return dataclasses.replace(self, lr=self.lr * self.lr_decay ** (t - 1))
 
 
 def batch_indices(
@@ -47,8 +59,13 @@ def epoch_batches(
 
 
 def make_optimizer(params: Iterable[nn.Parameter], opt: OptimConfig, lr: float | None = None) -> torch.optim.Optimizer:
-    """Plain SGD with the configured momentum and weight decay."""
-    return torch.optim.SGD(list(params), lr=opt.lr if lr is None else lr, momentum=opt.momentum, weight_decay=opt.weight_decay)
+    """The configured optimizer (SGD with momentum and weight decay, or Adam) over ``params``."""
+    lr = opt.lr if lr is None else lr
+    if opt.optimizer == "sgd":
+        return torch.optim.SGD(list(params), lr=lr, momentum=opt.momentum, weight_decay=opt.weight_decay)
+    if opt.optimizer == "adam":
+        return torch.optim.Adam(list(params), lr=lr, weight_decay=opt.weight_decay)
+    raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {opt.optimizer!r}")
 
 
 LossFn = Callable[[nn.Module, torch.Tensor, torch.Tensor], torch.Tensor]
