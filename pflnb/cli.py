@@ -64,6 +64,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="re-run even when a cached result exists")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="K", help="save resumable state every K rounds")
 
 
 def _cmd_list(_: argparse.Namespace) -> int:
@@ -83,7 +84,9 @@ def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
     from pflnb.experiments.run import run_many
 
     configs = _configs(args, methods)
-    records = run_many(configs, progress=not args.quiet, cache=not args.no_cache, force=args.force)
+    records = run_many(
+        configs, progress=not args.quiet, cache=not args.no_cache, force=args.force, checkpoint_every=args.checkpoint_every
+    )
     _print_results(records)
     return 0
 

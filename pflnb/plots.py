@@ -93,3 +93,31 @@ def image_grid(images: Mapping[str, np.ndarray], title: str = "") -> plt.Figure:
     if title:
         fig.suptitle(title)
     return fig
+
+
+def method_bars(summary: pd.DataFrame, metric: str = "test_acc", col: str = "setting", title: str = "") -> plt.Figure:
+    """Horizontal bars of ``metric`` per method (mean over seeds, ±1 std), one panel per ``col`` value,
+    with the worst client's accuracy as a black tick when the column ``worst_client`` is present."""
+    set_style()
+    panels = list(dict.fromkeys(summary[col])) if col in summary else [None]
+    n_methods = summary["method"].nunique()
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 0.32 * n_methods + 1.6), squeeze=False, sharey=True)
+    order = list(dict.fromkeys(summary["method"]))
+    for ax, panel in zip(axes[0], panels):
+        df = summary if panel is None else summary[summary[col] == panel]
+        g = df.groupby("method")
+        mean = (100 * g[metric].mean()).reindex(order)
+        std = (100 * g[metric].std(ddof=1).fillna(0.0)).reindex(order)
+        ax.barh(order, mean.values, xerr=std.values, color=sns.color_palette("colorblind", 1)[0], alpha=0.85, capsize=2)
+        if "worst_client" in df:
+            worst = (100 * g["worst_client"].mean()).reindex(order)
+            ax.plot(worst.values, order, "k|", markersize=10, label="worst client")
+            ax.legend(loc="lower right", fontsize="small")
+        ax.set_xlabel(f"{metric.replace('_', ' ')} (%)")
+        ax.set_title(str(panel) if panel is not None else title)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+    if title and panels != [None]:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -39,3 +39,13 @@ def make_toy_data(
 @pytest.fixture
 def toy_data() -> FederatedDataset:
     return make_toy_data()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip tests marked ``gpu`` when CUDA is absent."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -127,3 +127,28 @@ def test_claims_helpers():
     assert list(df.columns) == ["claim", "paper", "ours", "verdict", "note"]
     with pytest.raises(ValueError, match="verdict"):
         Claim("x", "y", "z", "sort of")
+
+
+def test_missing_fmnist_falls_back_to_digits5_lite_with_a_note(tmp_path, monkeypatch, capsys):
+    from pflnb.data import sources
+    from pflnb.experiments import with_available_data
+
+    monkeypatch.setenv("PFLNB_DOWNLOAD", "0")
+    monkeypatch.setenv("PFLNB_DATA", str(tmp_path))
+    monkeypatch.setattr(sources, "FASHION_MNIST_SYSTEM", tmp_path / "nowhere")
+    monkeypatch.chdir(tmp_path)
+    from pflnb.data import build
+
+    build.clear_cache()
+    cfg = profile_config("smoke", "fmnist", data_root=str(tmp_path))
+    try:
+        new = with_available_data(cfg)
+    except Exception as err:  # pragma: no cover - shows the reason if the environment has other data paths
+        pytest.fail(f"fallback failed: {err}")
+    if new.dataset == "fmnist":
+        pytest.skip("Fashion-MNIST reachable through another configured path")
+    assert new.dataset == "digits5-lite" and new.partition == cfg.partition
+    assert "falling back to digits5-lite" in capsys.readouterr().out
+    new.validate()
+    with pytest.raises(Exception, match="Fashion-MNIST|fashion|fmnist"):
+        with_available_data(cfg, fallback=False)

@@ -83,7 +83,7 @@ class Ditto(PartialFedAvg):
                 with torch.no_grad():
                     for n, p in v.named_parameters():
                         p.copy_((p + eta * lam * anchor[n]) / (1.0 + eta * lam))
-                total, steps = total + float(loss), steps + 1
+                total, steps = total + float(loss.detach()), steps + 1
         return {"loss": total / max(steps, 1), "steps": steps}
 
     def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:

@@ -34,3 +34,16 @@ def make_algorithm(name: str, params: dict[str, Any] | None = None) -> Algorithm
 def list_methods() -> list[str]:
     """Names of all registered methods."""
     return sorted(REGISTRY)
+
+
+def describe_methods(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Name, one-line description and default hyperparameters of each method (all when ``names`` is None)."""
+    import dataclasses
+
+    rows = []
+    for name in names or list_methods():
+        cls = get_algorithm_class(name)
+        params = {f.name: f.default for f in dataclasses.fields(cls.Params)}
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+        rows.append({"method": name, "description": doc, "params": params})
+    return rows

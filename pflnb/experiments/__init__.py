@@ -1,7 +1,7 @@
 """Configs, profiles, cached runs and sweeps, tidy result tables."""
 
 from pflnb.experiments.claims import Claim, claims_table, mean_std_str, verdict
-from pflnb.experiments.config import PROFILES, ExperimentConfig, profile_config, profile_seeds
+from pflnb.experiments.config import PROFILES, ExperimentConfig, profile_config, profile_seeds, with_available_data
 from pflnb.experiments.run import cache_path, results_root, run, run_many, sweep
 from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
 
@@ -10,6 +10,7 @@ __all__ = [
     "claims_table",
     "mean_std_str",
     "verdict",
+    "with_available_data",
     "PROFILES",
     "ExperimentConfig",
     "cache_path",

@@ -184,6 +184,17 @@ def profile_config(profile: str = "cpu", dataset: str = "digits5-lite", **overri
     return ExperimentConfig(profile=profile, dataset=dataset, **table[dataset]).replace(**overrides)
 
 
+def with_available_data(cfg: ExperimentConfig, fallback: bool = True) -> ExperimentConfig:
+    """``cfg`` if its dataset can be loaded; else (Fashion-MNIST only, with ``fallback``) the same config on
+    digits5-lite, with a printed note. Call it before running so the results cache keys the data used."""
+    from pflnb.data import resolve_dataset
+
+    spec = resolve_dataset(cfg.data_spec(), fallback=fallback)
+    if spec.dataset == cfg.dataset:
+        return cfg
+    return cfg.replace(dataset=spec.dataset, image_size=spec.image_size)
+
+
 def profile_seeds(profile: str) -> list[int]:
     """Seeds a profile runs (smoke: one; cpu and paper: three)."""
     if profile not in PROFILES:

@@ -10,6 +10,7 @@ from pflnb.models.nets import CNN, MLP, AlexNetBN, DigitModel, SmallBNCNN
 MODELS: dict[str, Callable[..., PFLModel]] = {
     "digit": lambda c, s, k: DigitModel(k, c, s),
     "small-bn-cnn": lambda c, s, k: SmallBNCNN(k, c, s),
+    "tiny-bn-cnn": lambda c, s, k: SmallBNCNN(k, c, s, width=16),
     "cnn": lambda c, s, k: CNN(k, c, s),
     "cnn-bn": lambda c, s, k: CNN(k, c, s, norm="bn"),
     "cifar-cnn": lambda c, s, k: CNN(k, c, s, channels=(64, 64), hidden=(384, 192)),
