@@ -9,6 +9,7 @@ import torch
 
 from pflnb.data.federated import ClientData, FederatedDataset, Split
 
+torch.set_num_threads(1)  # tiny test models: one thread is as fast and immune to oversubscription
 os.environ.setdefault("PFLNB_RESULTS", os.path.join(os.path.dirname(__file__), "..", "results", "_pytest"))
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from pflnb.algorithms import make_algorithm
-from pflnb.data import build_federated
+from pflnb.data import FederatedDataset, build_federated
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.fl import run_simulation
 from pflnb.fl.engine import to_jsonable
@@ -42,12 +42,15 @@ def run(
     checkpoint_every: int = 0,
     keep_final: bool = False,
     root: Path | None = None,
+    data_hook: Callable[[FederatedDataset, int], FederatedDataset] | None = None,
 ) -> dict[str, Any]:
     """Run one experiment, or return its cached record.
 
     Validates the config before touching data. The record (JSON) holds the config, its key, per-round and
     per-evaluation metrics, internals, timings and the summary. ``keep_final`` keeps the final server and
     client states in the returned record (never cached). ``checkpoint_every`` saves resumable state.
+    ``data_hook(data, seed)`` transforms the built dataset (e.g. another evaluation protocol); runs that use
+    one must be cached under their own ``root``, since the config hash does not see it.
     """
     cfg.validate()
     path = cache_path(cfg, root)
@@ -58,6 +61,8 @@ def run(
             return record
     algorithm = make_algorithm(cfg.method, cfg.method_params)
     data = build_federated(cfg.data_spec(), seed=cfg.seed)
+    if data_hook is not None:
+        data = data_hook(data, cfg.seed)
 
     def model_fn():
         return build_model(cfg.model, data.input_shape, data.num_classes)

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pflnb.models.base import PFLModel
+from pflnb.models.fedco2 import FEDCO2_MODELS
+from pflnb.models.fedfac import FEDFAC_MODELS
+from pflnb.models.lgmix import ResNet18
 from pflnb.models.nets import CNN, MLP, AlexNetBN, DigitModel, SmallBNCNN
+from pflnb.models.pmixfed import PMIXFED_MODELS
 
 MODELS: dict[str, Callable[..., PFLModel]] = {
     "digit": lambda c, s, k: DigitModel(k, c, s),
@@ -17,6 +21,10 @@ MODELS: dict[str, Callable[..., PFLModel]] = {
     "alexnet-bn": lambda c, s, k: AlexNetBN(k, c),
     "mlp": lambda c, s, k: MLP(c * s * s, k, hidden=(200,)),
     "mlp2": lambda c, s, k: MLP(c * s * s, k, hidden=(200, 200)),
+    "resnet18": lambda c, s, k: ResNet18(k, c),
+    **FEDCO2_MODELS,
+    **FEDFAC_MODELS,
+    **PMIXFED_MODELS,
 }
 
 

@@ -1,0 +1,322 @@
+"""FedPG paper notebook support: configs per profile, and the P-model metrics L-acc, S-acc, G-acc and GM acc.
+
+Metrics (spec fedpg.md §4, ambiguity A16, the authors' pooled-subsample reading):
+- **L-acc_i** = accuracy of client i's P-model on its own test set D_i;
+- **S-acc_i(c)** = accuracy of P-model i on a fixed random subsample of size |D_i| of the pooled test sets of
+  client i and K_i = round_half_up(c·(m−1)) other clients chosen at random (c = 0: L-acc, c = 1: G-acc);
+- **G-acc_i** = S-acc_i(1): a subsample of size |D_i| of the union of all clients' test sets;
+- **GM acc** = the G-model evaluated on the same samples as G-acc_i, averaged over clients.
+
+P-models: the method's own evaluated model (``eval_module``) for personalized methods; for methods without
+personalization (FedProx, FedMGDA+) the G-model trained ``local_epochs`` more epochs on the client's train
+split, i.e. a local-training result started from the G-model (the FedROD protocol the paper follows).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from pflnb.algorithms import make_algorithm
+from pflnb.algorithms.partial import PartialFedAvg
+from pflnb.data import build_federated
+from pflnb.experiments.config import ExperimentConfig, profile_config
+from pflnb.experiments.run import cache_path, run
+from pflnb.fl.engine import Context
+from pflnb.fl.training import train_epochs
+from pflnb.models import build_model
+
+FIG4_CS = (0.0, 0.01, 0.1, 0.3, 0.5, 0.7, 1.0)
+S_ACC_C = 0.5
+
+# Paper scale (Table 1): Dir(0.1), 100 clients, 10 % online, B = 50, E = 5, 2000 rounds, lr × 0.999 per round.
+_PAPER = dict(
+    partition="dirichlet",
+    alpha=0.1,
+    num_clients=100,
+    participation=0.1,
+    batch_size=50,
+    local_epochs=5,
+    rounds=2000,
+    lr=0.05,
+    lr_decay=0.999,
+    fractions=(0.7, 0.1, 0.2),
+    eval_every=100,
+    image_size=None,
+)
+_TABLE: dict[str, dict[str, dict[str, Any]]] = {
+    "smoke": {
+        "fmnist": dict(
+            partition="dirichlet",
+            alpha=0.1,
+            num_clients=20,
+            participation=0.25,
+            batch_size=50,
+            local_epochs=1,
+            rounds=3,
+            lr=0.05,
+            lr_decay=0.999,
+            max_samples=1200,
+            image_size=14,
+            model="mlp2",
+            eval_every=3,
+        ),
+    },
+    "cpu": {
+        "fmnist": dict(
+            partition="dirichlet",
+            alpha=0.1,
+            num_clients=100,
+            participation=0.1,
+            batch_size=50,
+            local_epochs=5,
+            rounds=40,
+            lr=0.05,
+            lr_decay=0.999,
+            max_samples=12000,
+            image_size=14,
+            model="mlp2",
+            eval_every=40,
+        ),
+    },
+    "paper": {
+        "fmnist": dict(_PAPER, model="mlp2"),
+        "cifar10": dict(_PAPER, model="cifar-cnn"),
+        "cifar100": dict(_PAPER, model="cifar-cnn"),  # the paper's NFResNet-18 is not in pflnb (see the notebook)
+    },
+}
+FEDPG_LR = {"smoke": 0.1, "cpu": 0.1, "paper": 0.1}
+
+
+def fedpg_config(profile: str, dataset: str = "fmnist", **overrides: Any) -> ExperimentConfig:
+    """The FedPG notebook's base config (Table 1 setting) at ``profile`` for ``dataset``."""
+    table = _TABLE.get(profile)
+    if table is None:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(_TABLE)}")
+    if dataset not in table:
+        raise ValueError(f"profile {profile!r} has no FedPG settings for {dataset!r}; it has {sorted(table)}")
+    return profile_config(profile, "fmnist").replace(dataset=dataset, **table[dataset]).replace(**overrides)
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+
+
+def round_half_up(x: float) -> int:
+    """⌊x + ½⌋ (round half up, unlike Python's banker's rounding)."""
+    return int(np.floor(x + 0.5))
+
+
+def mixing_sample(sizes: list[int], i: int, c: float, seed: int) -> np.ndarray:
+    """Positions (in the pooled test set, clients in order) of client i's S-acc(c) sample: D_i pooled with the
+    test sets of round_half_up(c·(m−1)) random other clients, subsampled to |D_i| without replacement."""
+    m = len(sizes)
+    if not 0.0 <= c <= 1.0:
+        raise ValueError(f"c must be in [0, 1], got {c}")
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    rng = np.random.default_rng([int(seed), int(i), round_half_up(1000 * c), 0xFED])
+    others = np.array([j for j in range(m) if j != i], dtype=np.int64)
+    chosen = rng.choice(others, size=min(round_half_up(c * (m - 1)), m - 1), replace=False)
+    members = np.sort(np.concatenate([[i], chosen])).astype(np.int64)
+    pool = np.concatenate([np.arange(offsets[j], offsets[j + 1]) for j in members])
+    if members.size == 1:
+        return pool
+    return np.sort(rng.choice(pool, size=sizes[i], replace=False))
+
+
+@torch.no_grad()
+def _correct(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+    model.eval()
+    return (model(x).argmax(1) == y).cpu().numpy()
+
+
+def pm_scores(pmodel_fn: Any, gmodel: Any, tests: list[Any], cs: tuple[float, ...] = FIG4_CS, seed: int = 0) -> dict[str, Any]:
+    """Per-client S-acc(c) of the P-models (``pmodel_fn(i)`` → module) and of the G-model (``gmodel``: module or
+    None) for every c in ``cs`` (c = 0: L-acc, c = 1: G-acc), on the fixed subsamples of :func:`mixing_sample`."""
+    sizes = [len(t) for t in tests]
+    X = torch.cat([t.x for t in tests])
+    Y = torch.cat([t.y for t in tests])
+    gm_correct = _correct(gmodel, X, Y) if gmodel is not None else None
+    pm: dict[str, list[float]] = {str(c): [] for c in cs}
+    gm: dict[str, list[float]] = {str(c): [] for c in cs}
+    for i in range(len(tests)):
+        samples = {c: mixing_sample(sizes, i, c, seed) for c in cs}
+        needed = np.unique(np.concatenate(list(samples.values())))
+        idx = torch.as_tensor(needed, device=X.device)
+        ok = _correct(pmodel_fn(i), X[idx], Y[idx])
+        pos = {int(v): k for k, v in enumerate(needed)}
+        for c, smp in samples.items():
+            pm[str(c)].append(float(np.mean(ok[[pos[int(v)] for v in smp]])))
+            if gm_correct is not None:
+                gm[str(c)].append(float(np.mean(gm_correct[smp])))
+    return {"cs": list(cs), "pm": pm, "gm": gm if gm_correct is not None else None, "test_sizes": sizes}
+
+
+def has_global_model(algorithm: Any, ctx: Any) -> bool:
+    """False for methods whose server model lacks part of the network (Local; FedRep's personal head)."""
+    if isinstance(algorithm, PartialFedAvg):
+        return not algorithm.personal_keys(ctx)
+    return True
+
+
+def final_pm_scores(cfg: ExperimentConfig, final: dict[str, Any], cs: tuple[float, ...] = FIG4_CS) -> dict[str, Any]:
+    """S-acc(c) curves of a finished run's P-models and G-model (``final`` = record["final"] of ``run``)."""
+    import pflnb
+
+    algorithm = make_algorithm(cfg.method, cfg.method_params)
+    data = build_federated(cfg.data_spec(), seed=cfg.seed)
+    device = pflnb.device(cfg.device)
+    data = data.to(device)
+
+    def model_fn():
+        return build_model(cfg.model, data.input_shape, data.num_classes)
+
+    ctx = Context(data, model_fn, cfg.optim().at_round(cfg.rounds), cfg.seed, device)
+    ctx.round = cfg.rounds + 1
+    server, clients = final["server"], final["clients"]
+    global_ok = has_global_model(algorithm, ctx)
+    gmodel = model_fn().to(device) if global_ok else None
+    if gmodel is not None:
+        gmodel.load_state_dict(server["model"])
+
+    def pmodel(i: int) -> torch.nn.Module:
+        if algorithm.personalized:
+            return algorithm.eval_module(ctx, i, server, clients[i])
+        model = ctx.load(server["model"], "pm")
+        train_epochs(model, data.clients[i].train, ctx.optim, ctx.generator("pm-local", i))
+        return model
+
+    out = pm_scores(pmodel, gmodel, [c.test for c in data.clients], cs, cfg.seed)
+    out["pm_protocol"] = "own" if algorithm.personalized else "local-training from the G-model"
+    return out
+
+
+# Re-personalisations of one FedPG G-model under protocol P2: label -> (user γ, combination rule).
+FRESH_VARIANTS: dict[str, tuple[float | None, str]] = {
+    "auto": (None, "max"),
+    "γ=0 (M3)": (0.0, "override"),
+    "γ=0.1": (0.1, "max"),
+    "γ=0.3": (0.3, "max"),
+    "γ=0.6": (0.6, "max"),
+    "γ=1.0": (1.0, "max"),
+}
+
+
+def fresh_pm_scores(
+    cfg: ExperimentConfig,
+    final: dict[str, Any],
+    variants: dict[str, tuple[float | None, str]] | None = None,
+    cs: tuple[float, ...] = FIG4_CS,
+) -> dict[str, Any]:
+    """Protocol P2 (spec §2.7, A8) for a finished FedPG run: one virtual round with every client online at the
+    final G-model ω^T (direction over all clients, γ_i with constraints over all j ≠ i, the run's step rule),
+    then P-models ω^T + η d_i for each γ variant; the G-model of this round ω^T + η d is the GM."""
+    import pflnb
+    from pflnb.theory.mgda import personalization_gammas
+
+    variants = FRESH_VARIANTS if variants is None else variants
+    algorithm = make_algorithm(cfg.method, {**cfg.method_params, "track_losses": False, "track_absent": False})
+    data = build_federated(cfg.data_spec(), seed=cfg.seed)
+    device = pflnb.device(cfg.device)
+    data = data.to(device)
+
+    def model_fn():
+        return build_model(cfg.model, data.input_shape, data.num_classes)
+
+    ctx = Context(data, model_fn, cfg.optim().at_round(cfg.rounds + 1), cfg.seed, device)
+    ctx.round = cfg.rounds + 1
+    server, clients = final["server"], final["clients"]
+    messages = {c: algorithm.local_train(ctx, c, server, clients[c]).message for c in range(ctx.num_clients)}
+    new = algorithm.aggregate(ctx, server, messages)
+    info, internals = new["round_info"], new.get("internals", {})
+    online, auto = info["online"], np.asarray(internals.get("gamma_auto", []))
+    gmodel = model_fn().to(device)
+    gmodel.load_state_dict(new["model"])
+    tests = [c.test for c in data.clients]
+    out: dict[str, Any] = {"gamma_auto": auto.tolist(), "eta": info["eta"], "variants": {}}
+    for label, (gamma, rule) in variants.items():
+        gam = personalization_gammas(auto, gamma, rule) if len(auto) else auto
+        srv = {**new, "round_info": {**info, "gamma": dict(zip(online, gam.tolist()))}}
+
+        def pmodel(i: int, srv=srv) -> torch.nn.Module:
+            pm = algorithm.after_aggregate(ctx, i, srv, clients[i])["pmodel"]
+            return ctx.load(pm, "pm")
+
+        out["variants"][label] = pm_scores(pmodel, gmodel, tests, cs, cfg.seed)
+    return out
+
+
+def run_pm(cfg: ExperimentConfig, progress: bool = False, cs: tuple[float, ...] = FIG4_CS, fresh: bool = False) -> dict[str, Any]:
+    """Run ``cfg`` (cached) and its P-model metrics (cached beside the record): the record with ``pm`` added
+    (protocol P1: stored P-models) and, with ``fresh`` (FedPG methods), ``pm_fresh`` (protocol P2 variants)."""
+    path = cache_path(cfg).with_name(f"pm-{cfg.method}-{cfg.key()}{'-fresh' if fresh else ''}.json")
+    if path.exists():
+        record = run(cfg, progress=progress)
+        with open(path) as f:
+            saved = json.load(f)
+        record["pm"] = saved["pm"]
+        if fresh:
+            record["pm_fresh"] = saved["pm_fresh"]
+        return record
+    record = run(cfg, progress=progress, keep_final=True)
+    final = record.pop("final")
+    scores = {"pm": final_pm_scores(cfg, final, cs)}
+    if fresh:
+        scores["pm_fresh"] = fresh_pm_scores(cfg, final, cs=cs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        json.dump(scores, f)
+    os.replace(tmp, path)
+    record.update(scores)
+    return record
+
+
+def _scores(record: dict[str, Any], variant: str | None) -> dict[str, Any]:
+    return record["pm"] if variant is None else record["pm_fresh"]["variants"][variant]
+
+
+def pm_table(records: list[dict[str, Any]], labels: list[str], c_s: float = S_ACC_C, variant: str | None = None) -> pd.DataFrame:
+    """One row per run: label, seed, client-mean L-acc, S-acc(c_s), G-acc, GM acc and their client stds
+    (``variant``: a protocol-P2 re-personalisation of :data:`FRESH_VARIANTS` instead of the stored P-models)."""
+    rows = []
+    for r, label in zip(records, labels):
+        sc = _scores(r, variant)
+        pm, gm = sc["pm"], sc["gm"]
+        row = {"method": label, "seed": r["config"]["seed"]}
+        for name, c in (("L", 0.0), ("S", c_s), ("G", 1.0)):
+            v = np.asarray(pm[str(c)])
+            row[name], row[name + "_std"] = float(v.mean()), float(v.std())
+        row["GM"] = float(np.mean(gm["1.0"])) if gm else np.nan
+        row["GM_std"] = float(np.std(gm["1.0"])) if gm else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def s_curve_table(records: list[dict[str, Any]], labels: list[str], variant: str | None = None) -> pd.DataFrame:
+    """Long table of client-mean S-acc(c) per run and c (Fig. 4)."""
+    rows = []
+    for r, label in zip(records, labels):
+        sc = _scores(r, variant)
+        for c in sc["cs"]:
+            rows.append({"method": label, "seed": r["config"]["seed"], "c": 100 * c, "s_acc": float(np.mean(sc["pm"][str(c)]))})
+    return pd.DataFrame(rows)
+
+
+def internals_table(
+    record: dict[str, Any], keys: tuple[str, ...] = ("loss_rose_frac", "d_norm", "d_min_norm", "sigma", "eta", "n_stale")
+) -> pd.DataFrame:
+    """Per-round FedPG internals of one run (scalars), plus the mean and max of γ_i."""
+    rows = []
+    for e in record["rounds"]:
+        i = e["internals"]
+        row = {"round": e["round"], **{k: i.get(k, np.nan) for k in keys}}
+        g = i.get("gamma_auto") or []
+        row["gamma_mean"] = float(np.mean(g)) if g else np.nan
+        row["gamma_max"] = float(np.max(g)) if g else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,251 @@
+"""LG-Mix experiments: configs per profile (incl. the paper's Digits5 / Office-Caltech10 / DomainNet
+settings), the compared methods, cached final states and tidy tables of λ, features and layer distances."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from pflnb.data import build_federated
+from pflnb.experiments.config import ExperimentConfig
+from pflnb.experiments.run import cache_path, run, run_many
+from pflnb.experiments.tables import client_table, curve_table, summary_table
+from pflnb.fl import state as S
+from pflnb.models import build_model
+
+# Reduced settings on digits5-lite (see the notebook for why); paper: App. D.1 and the authors' code.
+_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
+    "smoke": {"digits5-lite": dict(image_size=8, rounds=2, model="small-bn-cnn", batch_size=32, lr=0.05, max_samples=400)},
+    "cpu": {"digits5-lite": dict(image_size=8, rounds=16, eval_every=2, model="small-bn-cnn", batch_size=32, lr=0.05)},
+    "paper": {
+        # FedBN's Digits5 pickles; official test split kept, train/val cut 75/25 from the training pickles
+        # (= fractions 0.6 : 0.2, the authors' code), DigitModel, SGD lr 0.01, batch 128, 100 rounds
+        "digits5": dict(num_clients=5, image_size=28, model="digit", batch_size=128, lr=0.01, rounds=100),
+        "office-caltech10": dict(num_clients=4, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=200),
+        "domainnet10": dict(num_clients=6, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=100),
+    },
+}
+PAPER_DATASETS = tuple(_SETTINGS["paper"])
+SEEDS = {"smoke": [0], "cpu": [0, 1, 2], "paper": [0, 1, 2]}
+
+# label -> (registered method, hyperparameters); every baseline with its registered defaults
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "Local": ("local", {}),
+    "FedAvg": ("fedavg", {}),
+    "FedBN": ("fedbn", {}),
+    "FedProx": ("fedprox", {}),
+    "FedRep": ("fedrep", {}),
+    "FedBABU": ("fedbabu", {}),
+    "APFL": ("apfl", {}),
+    "Ditto": ("ditto", {}),
+    "FedAlt": ("fedalt", {}),
+    "Fixed λ=0.5": ("lgmix", {"lambda_mode": "fixed", "lam": 0.5}),
+    "LG-Mix": ("lgmix", {}),
+}
+ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    "LG-Mix": ("lgmix", {}),
+    "LG-Mix w/o history": ("lgmix", {"history": False}),
+    "LG-Mix code trace": ("lgmix", {"trace_mode": "code"}),
+    "LG-Mix train-mode BN": ("lgmix", {"global_bn": "train"}),
+}
+# Reduced profiles only: FedRep's registered 5 head epochs make 6 local epochs a round (over the cpu budget).
+REDUCED_OVERRIDES: dict[str, dict[str, Any]] = {"FedRep": {"personal_epochs": 2}}
+
+
+def lgmix_config(profile: str, dataset: str | None = None, **overrides: Any) -> ExperimentConfig:
+    """The base config of a profile (default dataset: digits5-lite, or digits5 for ``paper``)."""
+    if profile not in _SETTINGS:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {tuple(_SETTINGS)}")
+    table = _SETTINGS[profile]
+    dataset = dataset or next(iter(table))
+    if dataset not in table:
+        raise ValueError(f"profile {profile!r} has no LG-Mix settings for {dataset!r}; it has {sorted(table)}")
+    cfg = ExperimentConfig(profile=profile, dataset=dataset, partition="by-domain", fractions=(0.6, 0.2, 0.2))
+    return cfg.replace(**table[dataset]).replace(**overrides)
+
+
+def seeds_of(profile: str) -> list[int]:
+    """Seeds a profile runs."""
+    return list(SEEDS[profile])
+
+
+def configs(base: ExperimentConfig, labels: Iterable[str], seeds: Sequence[int], table: dict | None = None) -> list:
+    """(label, config) for every label × seed; labels from ``METHODS`` (or ``table``)."""
+    table = {**METHODS, **ABLATIONS} if table is None else table
+    out = []
+    for label in labels:
+        method, params = table[label]
+        if base.profile != "paper":
+            params = {**params, **REDUCED_OVERRIDES.get(label, {})}
+        for s in seeds:
+            out.append((label, base.replace(method=method, method_params=dict(params), seed=s)))
+    return out
+
+
+def run_labeled(pairs: Sequence[tuple[str, ExperimentConfig]], progress: bool = True) -> list[dict[str, Any]]:
+    """Run (or load from the cache) each config; every record gets its ``label``."""
+    records = run_many([c for _, c in pairs], progress=progress)
+    for (label, _), r in zip(pairs, records):
+        r["label"] = label
+    return records
+
+
+def _labeled(fn: Any, records: Sequence[dict[str, Any]], **cols: Any) -> pd.DataFrame:
+    frames = []
+    for r in records:
+        extra = {k: (r["config"][v] if isinstance(v, str) else v(r)) for k, v in cols.items()}
+        frames.append(fn([r]).assign(label=r.get("label", r["config"]["method"]), **extra))
+    return pd.concat(frames, ignore_index=True)
+
+
+def summaries(records: Sequence[dict[str, Any]], **cols: Any) -> pd.DataFrame:
+    """``summary_table`` with a ``label`` column (and config fields named in ``cols``)."""
+    return _labeled(summary_table, records, **cols)
+
+
+def clients(records: Sequence[dict[str, Any]], **cols: Any) -> pd.DataFrame:
+    """``client_table`` with a ``label`` column."""
+    return _labeled(client_table, records, **cols)
+
+
+def curves(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Per (run, round): client-mean train loss, val loss, val accuracy, test accuracy, with labels."""
+    rows = []
+    for r in records:
+        cur = curve_table([r]).set_index("round")
+        for rd in r["rounds"]:
+            losses = [m.get("loss", np.nan) for m in rd["client_metrics"].values()]
+            t = rd["round"]
+            ev = next((e for e in r["evals"] if e["round"] == t), None)
+            rows.append(
+                {
+                    "label": r.get("label", r["config"]["method"]),
+                    "seed": r["config"]["seed"],
+                    "round": t,
+                    "train_loss": float(np.nanmean(losses)) if losses else np.nan,
+                    "val_loss": float(np.mean(ev["val_loss"])) if ev else np.nan,
+                    "val_acc": float(cur.loc[t, "val_acc"]) if t in cur.index else np.nan,
+                    "test_acc": float(cur.loc[t, "test_acc"]) if t in cur.index else np.nan,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def lambda_table(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Per (run, round, client): raw λ_c(t) and the λ used (history-averaged when on); APFL's α likewise."""
+    rows = []
+    for r in records:
+        for rd in r["rounds"]:
+            it = rd["internals"]
+            raw = it.get("lambda_raw", it.get("alpha"))
+            used = it.get("lambda", it.get("alpha"))
+            if raw is None:
+                continue
+            for cid, (a, b) in enumerate(zip(raw, used)):
+                rows.append(
+                    {
+                        "label": r.get("label", r["config"]["method"]),
+                        "seed": r["config"]["seed"],
+                        "round": rd["round"],
+                        "client": r["clients"][cid],
+                        "lambda_raw": a,
+                        "lambda": b,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def ntk_table(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Per (run, diagnostic round, client): λ from features, from the full NTK trace, from its last-layer block."""
+    rows = []
+    for r in records:
+        for rd in r["rounds"]:
+            it = rd["internals"]
+            if "lambda_ntk" not in it:
+                continue
+            for cid in range(len(it["lambda_ntk"])):
+                rows.append(
+                    {
+                        "seed": r["config"]["seed"],
+                        "round": rd["round"],
+                        "client": r["clients"][cid],
+                        "lambda_feat": it["lambda_feat"][cid],
+                        "lambda_ntk": it["lambda_ntk"][cid],
+                        "lambda_ntk_last": it["lambda_ntk_last"][cid],
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def final_states(cfg: ExperimentConfig, progress: bool = False) -> dict[str, Any]:
+    """The final server and client states of ``cfg``'s run, cached next to its record (``.final.pt``)."""
+    path = cache_path(cfg).with_suffix(".final.pt")
+    if path.exists():
+        return torch.load(path, map_location="cpu", weights_only=False)
+    record = run(cfg, keep_final=True, progress=progress)
+    final = {"server": S.to(record["final"]["server"]["model"], "cpu"), "clients": []}
+    method = cfg.method
+    for c in record["final"]["clients"]:
+        if method == "lgmix":
+            final["clients"].append(S.to(c["model"], "cpu"))
+        elif "personal" in c and c["personal"]:
+            final["clients"].append(S.to(S.update(final["server"], c["personal"]), "cpu"))
+        else:
+            final["clients"].append(final["server"])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(final, path)
+    return final
+
+
+def model_for(cfg: ExperimentConfig, state: S.State, data: Any) -> torch.nn.Module:
+    """``cfg``'s model with ``state`` loaded, in eval mode, on the CPU."""
+    model = build_model(cfg.model, data.input_shape, data.num_classes)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+@torch.no_grad()
+def feature_values(cfg: ExperimentConfig, states: Sequence[S.State], split: str = "test") -> pd.DataFrame:
+    """Penultimate activations (post-ReLU) of client c's model ``states[c]`` on client c's ``split``."""
+    data = build_federated(cfg.data_spec(), seed=cfg.seed)
+    rows = []
+    for c, state in zip(data.clients, states):
+        h = model_for(cfg, state, data).features(c.split(split).x.cpu()).flatten().numpy()
+        rows.append(pd.DataFrame({"client": c.name, "value": h}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def layer_distances(client_states: Sequence[S.State], server: S.State, names: Sequence[str]) -> pd.DataFrame:
+    """Per client and module (conv/BN/linear, in forward order): ‖w_c − u‖₂ and ‖w_c − u‖/‖u‖ over the
+    module's parameters (weights and biases) and, separately, its BN running statistics."""
+    rows = []
+    modules = list(dict.fromkeys(k.rsplit(".", 1)[0] for k in server))
+    for state, name in zip(client_states, names):
+        for idx, mod in enumerate(modules, 1):
+            for kind, suffixes in (("parameters", ("weight", "bias")), ("BN statistics", ("running_mean", "running_var"))):
+                keys = [f"{mod}.{s}" for s in suffixes if f"{mod}.{s}" in server]
+                if not keys:
+                    continue
+                d = S.distance(state, server, keys)
+                rows.append(
+                    {
+                        "client": name,
+                        "layer": idx,
+                        "module": mod,
+                        "kind": kind,
+                        "distance": d,
+                        "relative": d / max(S.norm(server, keys), 1e-12),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def scalability_config(base: ExperimentConfig, shards: int) -> ExperimentConfig:
+    """Each of the 5 domains split into ``shards`` clients (N = 5·shards; spec A15, FedBN's client study)."""
+    return dataclasses.replace(base, num_clients=5 * shards)

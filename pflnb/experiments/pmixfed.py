@@ -1,0 +1,423 @@
+"""pMixFed experiments: the paper's numbers, configs per profile (smoke / cpu / paper), the two evaluation
+protocols (matched and the paper's mismatched train/test class distributions), and tidy tables of the
+unseen-client accuracies and of pMixFed's internals (μ, λ_i)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pflnb.algorithms.pmixfed import model_blocks
+from pflnb.data import ClientData, FederatedDataset
+from pflnb.experiments.config import ExperimentConfig
+from pflnb.experiments.run import results_root, run_many
+from pflnb.models import build_model
+
+# ------------------------------------------------------------------------------------------ paper numbers
+# Table 1 (CNN, unseen clients): (gap = before personalization, ft = after 2-epoch fine-tuning), percent.
+PAPER_TABLE1: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]] = {
+    "N10": {
+        "pmixfed": {"cifar10": (41.40, 62.34), "cifar100": (34.83, 48.88), "mnist": (79.42, 99.62)},
+        "pmixfed-dynamic": {"cifar10": (45.67, 68.07), "cifar100": (32.30, 40.51), "mnist": (78.00, 99.37)},
+        "fedavg": {"cifar10": (27.71, 59.04), "cifar100": (10.56, 18.97), "mnist": (76.17, 99.13)},
+        "fedalt": {"cifar10": (39.38, 65.08), "cifar100": (13.54, 20.66), "mnist": (77.93, 98.88)},
+        "fedsim": {"cifar10": (39.10, 65.03), "cifar100": (11.15, 18.94), "mnist": (78.49, 98.67)},
+        "fedbabu": {"cifar10": (22.11, 58.35), "cifar100": (None, 14.48), "mnist": (None, 99.12)},
+        "per-fedavg": {"cifar10": (None, 59.97), "cifar100": (None, 19.40), "mnist": (None, 99.33)},
+        "lg-fedavg": {"cifar10": (None, 67.45), "cifar100": (18.97, 28.63), "mnist": (None, 99.14)},
+    },
+    "N100": {
+        "pmixfed": {"cifar10": (37.73, 60.27), "cifar100": (16.25, 22.71), "mnist": (None, None)},
+        "pmixfed-dynamic": {"cifar10": (28.78, 56.89), "cifar100": (16.14, 22.42), "mnist": (74.39, 97.53)},
+        "fedavg": {"cifar10": (41.97, 58.57), "cifar100": (7.90, 18.87), "mnist": (77.86, 98.05)},
+        "fedalt": {"cifar10": (28.98, 47.93), "cifar100": (5.38, 10.65), "mnist": (74.80, 94.52)},
+        "fedsim": {"cifar10": (26.40, 47.14), "cifar100": (6.28, 11.78), "mnist": (70.57, 87.37)},
+        "fedbabu": {"cifar10": (14.78, 56.71), "cifar100": (2.25, 13.21), "mnist": (69.49, 98.02)},
+        "per-fedavg": {"cifar10": (None, 60.58), "cifar100": (None, 22.42), "mnist": (None, 99.24)},
+        "lg-fedavg": {"cifar10": (32.17, 53.13), "cifar100": (9.02, 21.20), "mnist": (None, 98.10)},
+    },
+}
+# Table 3 (Appendix E.1): client depth M_k → (λ_k, final accuracy %).
+PAPER_TABLE3 = {3: (0.8, 85.2), 5: (0.7, 86.5), 7: (0.6, 87.3), 9: (0.5, 88.0), 11: (0.4, 88.5), 13: (0.3, 88.9)}
+
+METHODS = (
+    "pmixfed",
+    "pmixfed-dynamic",
+    "fedavg",
+    "fedavg-ft",
+    "fedbabu",
+    "fedalt",
+    "fedsim",
+    "lg-fedavg",
+    "per-fedavg",
+    "pfedme",
+    "ditto",
+)
+SETTINGS = {"N10": dict(num_clients=10, participation=1.0), "N100": dict(num_clients=100, participation=0.1)}
+PROTOCOLS = ("matched", "mismatched")
+
+# Fig. 5: μ strategies as (label, method, params).
+MU_VARIANTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("sigmoid b=0.5", "pmixfed", {"b": 0.5}),
+    ("sigmoid b=1", "pmixfed", {}),
+    ("sigmoid b=2", "pmixfed", {"b": 2.0}),
+    ("simple 1-acc/100", "pmixfed", {"mu_mode": "simple"}),
+    ("fixed mu=0.2", "pmixfed-dynamic", {"mu0": 0.2}),
+    ("fixed mu=0.5", "pmixfed-dynamic", {}),
+    ("fixed mu=0.8", "pmixfed-dynamic", {"mu0": 0.8}),
+    ("pFedMix (lambda=0.5)", "pmixfed", {"mu_mode": "uniform"}),
+    ("Beta adaptive", "pmixfed", {"mu_mode": "beta", "beta_schedule": "adaptive"}),
+)
+
+_COMMON = dict(optimizer="adam", lr=1e-3, batch_size=32, local_epochs=2, finetune_epochs=2, partition="dirichlet", alpha=0.1)
+# profile → dataset → setting → ExperimentConfig fields (on top of _COMMON).
+_TABLE: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
+    "smoke": {
+        "fmnist": {
+            "N10": dict(max_samples=600, image_size=14, model="pmixfed-cnn", rounds=2, unseen_clients=4, min_samples=6),
+            "N100": dict(
+                max_samples=1500, image_size=14, model="pmixfed-cnn", rounds=2, unseen_clients=4, alpha=0.5, min_samples=6
+            ),
+        },
+        "digits5-lite": {
+            "N10": dict(image_size=8, model="pmixfed-cnn", rounds=2, unseen_clients=4, min_samples=6, max_samples=600),
+        },
+    },
+    "cpu": {
+        "fmnist": {
+            "N10": dict(max_samples=3000, image_size=14, model="pmixfed-cnn", rounds=10, unseen_clients=10),
+            "N100": dict(
+                max_samples=6600, image_size=14, model="pmixfed-cnn", rounds=10, unseen_clients=10, alpha=0.3, eval_every=2
+            ),
+        },
+        "digits5-lite": {
+            "N10": dict(image_size=8, model="pmixfed-cnn", rounds=10, unseen_clients=10),
+            "N100": dict(
+                image_size=8,
+                model="pmixfed-cnn",
+                rounds=10,
+                unseen_clients=10,
+                partition="pathological",
+                classes_per_client=2,
+                min_samples=9,
+                eval_every=2,
+            ),
+        },
+    },
+    "paper": {
+        ds: {
+            "N10": dict(model=model, image_size=None, rounds=100, unseen_clients=20, min_samples=20),
+            "N100": dict(model=model, image_size=None, rounds=100, unseen_clients=20, min_samples=20, eval_every=5),
+        }
+        for ds, model in (("cifar10", "pmixfed-cifar-cnn"), ("cifar100", "pmixfed-cifar-cnn"), ("mnist", "cnn"))
+    },
+}
+# The paper's MobileNet runs (Table 2): the same settings with the 15-block MobileNetV1.
+PAPER_MOBILENET = {ds: "mobilenet-v1" for ds in ("cifar10", "cifar100")}
+FRACTIONS = (0.5, 0.1, 0.4)  # train / val / test per client: larger test splits for less noisy unseen accuracies
+SEEDS = {"smoke": [0], "cpu": [0, 1], "paper": [0, 1, 2]}
+CHANNELS = {"fmnist": 1, "mnist": 1, "digits5-lite": 3, "cifar10": 3, "cifar100": 3}
+NATIVE_SIZE = {"fmnist": 28, "mnist": 28, "cifar10": 32, "cifar100": 32}
+
+
+def datasets(profile: str) -> list[str]:
+    """Datasets of the profile's main experiment."""
+    return list(_TABLE[profile])
+
+
+def settings(profile: str, dataset: str) -> list[str]:
+    """Federation settings (``N10``: 10 clients, C = 1; ``N100``: 100 clients, C = 0.1) of a profile's dataset."""
+    return list(_TABLE[profile][dataset])
+
+
+def pmixfed_seeds(profile: str) -> list[int]:
+    """Seeds of a profile (cpu: two, to fit the 10-minute budget)."""
+    return list(SEEDS[profile])
+
+
+def n_blocks(model: str, dataset: str, image_size: int | None, num_classes: int = 10) -> int:
+    """Number of blocks n of ``model`` on ``dataset`` (what Eq. 7 and the layer splits count)."""
+    size = image_size or NATIVE_SIZE.get(dataset, 16)
+    return len(model_blocks(build_model(model, (CHANNELS.get(dataset, 3), size, size), num_classes)))
+
+
+def method_params(method: str, n: int, rounds: int) -> dict[str, Any]:
+    """The paper's hyperparameters for ``method`` on a model with n blocks: split "in the middle"
+    (shared blocks 1..⌊n/2⌋), r = 2 fine-tuning epochs, Per-FedAvg α = β = 1e-3, pMixFed's horizon T."""
+    half = n // 2
+    if method.startswith("pmixfed"):
+        return {"horizon": rounds}
+    if method in ("fedalt", "fedsim", "fedsim-shock"):
+        return {"personal": f"top:{n - half}"}
+    if method == "lg-fedavg":
+        return {"personal": f"bottom:{half}"}  # local lower layers, global upper layers (Liang et al. 2020)
+    if method in ("fedavg-ft", "fedbabu"):
+        return {"ft_epochs": 2}
+    if method == "per-fedavg":
+        return {"alpha": 1e-3, "beta": 1e-3}
+    return {}
+
+
+def pmixfed_config(
+    profile: str,
+    dataset: str,
+    setting: str = "N10",
+    method: str = "pmixfed",
+    params: dict[str, Any] | None = None,
+    **overrides: Any,
+) -> ExperimentConfig:
+    """The config of one run: profile × dataset × setting, the method with its paper hyperparameters
+    (``params`` override them), and ExperimentConfig ``overrides``."""
+    if profile not in _TABLE:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(_TABLE)}")
+    if dataset not in _TABLE[profile]:
+        raise ValueError(f"profile {profile!r} has no pMixFed settings for {dataset!r}; it has {sorted(_TABLE[profile])}")
+    if setting not in _TABLE[profile][dataset]:
+        raise ValueError(f"setting must be one of {sorted(_TABLE[profile][dataset])}, got {setting!r}")
+    fields = {**_COMMON, "fractions": FRACTIONS, **SETTINGS[setting], **_TABLE[profile][dataset][setting], **overrides}
+    classes = 100 if dataset == "cifar100" else 10
+    n = n_blocks(fields["model"], dataset, fields.get("image_size"), classes)
+    mp = {**method_params(method, n, fields["rounds"]), **(params or {})}
+    return ExperimentConfig(profile=profile, dataset=dataset, method=method, method_params=mp, **fields)
+
+
+# ------------------------------------------------------------------------------------------ experiment plans
+SMOKE_METHODS = ("pmixfed", "fedavg", "fedsim")
+SUBSET_METHODS = ("pmixfed", "pmixfed-dynamic", "fedavg", "fedalt", "fedsim", "lg-fedavg")  # costly or tiny settings
+DEPTH_MODELS = ("pmixfed-mlp4", "pmixfed-mlp8", "pmixfed-mlp15")
+
+
+def main_methods(profile: str, dataset: str, setting: str) -> tuple[str, ...]:
+    """Methods of the Table 1 grid: all at cpu/paper except digits5-lite N100 (16 images per client: a subset);
+    smoke runs three."""
+    if profile == "smoke":
+        return SMOKE_METHODS
+    if profile == "cpu" and dataset == "digits5-lite" and setting == "N100":
+        return SUBSET_METHODS
+    return METHODS
+
+
+def main_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[ExperimentConfig]:
+    """Table 1 analogue: every dataset × setting × method × seed of the profile (matched protocol)."""
+    return [
+        pmixfed_config(profile, ds, st, m, seed=s, **overrides)
+        for ds in datasets(profile)
+        for st in settings(profile, ds)
+        for m in main_methods(profile, ds, st)
+        for s in seeds
+    ]
+
+
+def mismatched_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[ExperimentConfig]:
+    """The paper's mismatched protocol on the first dataset, N10 (run them with ``run_protocol(..., "mismatched")``)."""
+    methods = SMOKE_METHODS if profile == "smoke" else ("pmixfed", "pmixfed-dynamic", "fedavg", "fedalt", "fedsim")
+    ds = datasets(profile)[0]
+    return [pmixfed_config(profile, ds, "N10", m, seed=s, **overrides) for m in methods for s in seeds]
+
+
+def mu_variant_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[tuple[str, ExperimentConfig]]:
+    """Fig. 5 analogue: (label, config) of every μ strategy of ``MU_VARIANTS`` on digits5-lite (fmnist at paper), N10."""
+    ds = "digits5-lite" if "digits5-lite" in datasets(profile) else datasets(profile)[0]
+    variants = MU_VARIANTS[:2] + MU_VARIANTS[-2:] if profile == "smoke" else MU_VARIANTS
+    return [(label, pmixfed_config(profile, ds, "N10", m, p, seed=s, **overrides)) for label, m, p in variants for s in seeds]
+
+
+def shock_configs(profile: str, seeds: Iterable[int], shock_round: int | None = None, **overrides: Any) -> list[ExperimentConfig]:
+    """Fig. 4 analogue: pMixFed and FedSim with the global model re-initialised after ``shock_round``
+    (default: half-way), and the same runs without the shock, on the first dataset, N10."""
+    ds = datasets(profile)[0]
+    rounds = int(_TABLE[profile][ds]["N10"]["rounds"])
+    r = shock_round or max(1, rounds // 2)
+    out = []
+    for s in seeds:
+        out += [
+            pmixfed_config(profile, ds, "N10", "pmixfed", seed=s, **overrides),
+            pmixfed_config(profile, ds, "N10", "pmixfed", {"shock_round": r}, seed=s, **overrides),
+            pmixfed_config(profile, ds, "N10", "fedsim-shock", seed=s, **overrides),
+            pmixfed_config(profile, ds, "N10", "fedsim-shock", {"shock_round": r}, seed=s, **overrides),
+        ]
+    return out
+
+
+def depth_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[ExperimentConfig]:
+    """Depth experiment: equal-width MLPs with n = 4, 8, 15 blocks; pMixFed, FedAvg, FedSim; digits5-lite N10
+    (the first dataset at paper)."""
+    ds = "digits5-lite" if "digits5-lite" in datasets(profile) else datasets(profile)[0]
+    models = DEPTH_MODELS[::2] if profile == "smoke" else DEPTH_MODELS
+    methods = ("pmixfed", "fedavg") if profile == "smoke" else ("pmixfed", "fedavg", "fedsim")
+    return [pmixfed_config(profile, ds, "N10", m, model=md, seed=s, **overrides) for md in models for m in methods for s in seeds]
+
+
+def rank_check(df: pd.DataFrame, metric: str, method: str = "pmixfed", others: Iterable[str] | None = None) -> dict[str, Any]:
+    """Is ``method`` best on ``metric`` (mean over seeds)? Returns its mean and std, the best other method,
+    its mean, and the gap in points (×100)."""
+    means, stds = df.groupby("method")[metric].mean(), df.groupby("method")[metric].std(ddof=1).fillna(0.0)
+    pool = [m for m in (others if others is not None else means.index) if m != method and m in means.index]
+    best = max(pool, key=lambda m: means[m])
+    return {
+        "ours": float(means[method]),
+        "ours_std": float(stds[method]),
+        "best_other": best,
+        "best_other_mean": float(means[best]),
+        "best_other_std": float(stds[best]),
+        "gap_points": 100 * float(means[method] - means[best]),
+        "rank": int((means[pool] > means[method]).sum()) + 1,
+        "n_methods": len(pool) + 1,
+    }
+
+
+def majority_baseline(cfg: ExperimentConfig) -> dict[str, float]:
+    """Accuracy of predicting each client's most frequent *training* label on its test split (client mean), for the
+    seen and the unseen clients of ``cfg``'s dataset: the label-prior floor that personalization reaches for free."""
+    from pflnb.data import build_federated
+
+    data = build_federated(cfg.data_spec(), seed=cfg.seed)
+
+    def acc(clients: list[ClientData]) -> float:
+        vals = []
+        for c in clients:
+            top = int(np.bincount(c.train.y.cpu().numpy(), minlength=data.num_classes).argmax())
+            vals.append(float((c.test.y.cpu().numpy() == top).mean()) if len(c.test) else np.nan)
+        return float(np.nanmean(vals)) if vals else np.nan
+
+    return {"seen": acc(data.clients), "unseen": acc(data.unseen)}
+
+
+# ------------------------------------------------------------------------------------------ protocols
+def _derangement(m: int, rng: np.random.Generator) -> np.ndarray:
+    if m < 2:
+        return np.arange(m)
+    while True:
+        p = rng.permutation(m)
+        if np.all(p != np.arange(m)):
+            return p
+
+
+def mismatch_test_splits(data: FederatedDataset, seed: int) -> FederatedDataset:
+    """The paper's protocol (§5.2): a client's test split comes from a different, independent Dirichlet draw.
+
+    Each client keeps its train and validation splits and receives the test split of another client
+    (a random derangement, separately among seen and among unseen clients), so train and test class
+    distributions differ, as when the train and test sets are partitioned independently."""
+    rng = np.random.default_rng([int(seed), 0x4D15])
+
+    def shuffle(clients: list[ClientData]) -> list[ClientData]:
+        p = _derangement(len(clients), rng)
+        return [dataclasses.replace(c, test=clients[int(j)].test) for c, j in zip(clients, p)]
+
+    info = {**data.info, "protocol": "mismatched"}
+    return dataclasses.replace(data, clients=shuffle(data.clients), unseen=shuffle(data.unseen), info=info)
+
+
+def run_protocol(configs: Iterable[ExperimentConfig], protocol: str = "matched", **kwargs: Any) -> list[dict[str, Any]]:
+    """``run_many`` under an evaluation protocol; mismatched runs are cached apart (results/mismatched/)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    if protocol == "mismatched":
+        records = run_many(list(configs), root=results_root() / "mismatched", data_hook=mismatch_test_splits, **kwargs)
+    else:
+        records = run_many(list(configs), **kwargs)
+    for r in records:
+        r["protocol"] = protocol
+    return records
+
+
+# ------------------------------------------------------------------------------------------ tables
+def setting_of(cfg: dict[str, Any]) -> str:
+    """``N10`` / ``N100`` style label of a record's config."""
+    return f"N{cfg['num_clients']}"
+
+
+def unseen_table(records: Iterable[dict[str, Any]], labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per run: mean unseen-client accuracy before / after fine-tuning and the seen clients'
+    personalized accuracy (best-validation round and last round), in [0, 1]."""
+    rows = []
+    for r in records:
+        cfg = r["config"]
+        rows.append(
+            {
+                "method": cfg["method"],
+                "variant": (labels or {}).get(r["key"], cfg["method"]),
+                "dataset": cfg["dataset"],
+                "setting": setting_of(cfg),
+                "protocol": r.get("protocol", "matched"),
+                "model": cfg["model"],
+                "seed": cfg["seed"],
+                "before": float(np.mean(r["unseen"]["before"])) if r.get("unseen") else np.nan,
+                "after": float(np.mean(r["unseen"]["after"])) if r.get("unseen") else np.nan,
+                "seen": r["summary"]["test_acc"],
+                "seen_last": r["summary"]["last_test_acc"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def mu_table(records: Iterable[dict[str, Any]], labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per (run, round): aggregation μ_A, the global accuracy behind it, mean / min / max client μ_k,
+    mean client accuracy used for μ_k, and λ^A of the base block."""
+    rows = []
+    for r in records:
+        cfg = r["config"]
+        for e in r["rounds"]:
+            mus = [m["mu"] for m in e["client_metrics"].values() if "mu" in m]
+            accs = [m["acc_local"] for m in e["client_metrics"].values() if "acc_local" in m]
+            internals = e.get("internals", {})
+            rows.append(
+                {
+                    "method": cfg["method"],
+                    "variant": (labels or {}).get(r["key"], cfg["method"]),
+                    "seed": cfg["seed"],
+                    "round": e["round"],
+                    "mu_agg": internals.get("mu_agg", np.nan),
+                    "acc_global": internals.get("acc_global", np.nan),
+                    "lam_agg_base": (internals.get("lam_agg") or [np.nan])[0],
+                    "mu_client_mean": float(np.mean(mus)) if mus else np.nan,
+                    "mu_client_min": float(np.min(mus)) if mus else np.nan,
+                    "mu_client_max": float(np.max(mus)) if mus else np.nan,
+                    "acc_local_mean": float(np.mean(accs)) if accs else np.nan,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def lambda_matrix(record: dict[str, Any], stage: str = "aggregate") -> np.ndarray:
+    """(rounds × blocks) matrix of λ^A (stage ``aggregate``) or of the client-mean λ^B (``broadcast``)."""
+    if stage == "aggregate":
+        return np.array([e["internals"]["lam_agg"] for e in record["rounds"]])
+    if stage == "broadcast":
+        return np.array([np.mean([m["lam_broadcast"] for m in e["client_metrics"].values()], axis=0) for e in record["rounds"]])
+    raise ValueError(f"stage must be aggregate or broadcast, got {stage!r}")
+
+
+__all__ = [
+    "DEPTH_MODELS",
+    "METHODS",
+    "MU_VARIANTS",
+    "PAPER_TABLE1",
+    "PAPER_TABLE3",
+    "PROTOCOLS",
+    "SETTINGS",
+    "datasets",
+    "depth_configs",
+    "main_configs",
+    "main_methods",
+    "majority_baseline",
+    "mismatched_configs",
+    "mu_variant_configs",
+    "rank_check",
+    "shock_configs",
+    "lambda_matrix",
+    "method_params",
+    "mismatch_test_splits",
+    "mu_table",
+    "n_blocks",
+    "pmixfed_config",
+    "pmixfed_seeds",
+    "run_protocol",
+    "settings",
+    "unseen_table",
+]

@@ -1,0 +1,106 @@
+"""LG-Mix figures (on top of ``pflnb.plots``' style): λ trajectories, feature values, layer distances,
+client scalability, training curves, theory panels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from pflnb.plots import set_style
+
+
+def lambda_trajectories(lam: pd.DataFrame, reference: pd.DataFrame | None = None, fixed: float | None = 0.5) -> plt.Figure:
+    """Fig. 2(a) analogue: raw λ_c(t) (thin) and the history-averaged λ (thick) per client, seed mean;
+    ``reference`` (label, round, client, lambda) dashed, e.g. APFL's α; a constant line at ``fixed``."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    palette = sns.color_palette("colorblind", lam.client.nunique())
+    for color, (client, g) in zip(palette, lam.groupby("client", sort=False)):
+        m = g.groupby("round")[["lambda_raw", "lambda"]].mean()
+        ax.plot(m.index, m.lambda_raw, color=color, lw=0.9, alpha=0.7)
+        ax.plot(m.index, m["lambda"], color=color, lw=2.4, label=client)
+        if reference is not None and len(reference):
+            r = reference[reference.client == client].groupby("round")["lambda"].mean()
+            ax.plot(r.index, r.values, color=color, lw=1.2, ls="--")
+    if fixed is not None:
+        ax.axhline(fixed, color="grey", lw=1, ls=":")
+    ax.set_xlabel("round")
+    ax.set_ylabel("mixing weight λ_c (local share)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("λ_c(t): raw (thin), history-averaged (thick)" + (", APFL α (dashed)" if reference is not None else ""))
+    ax.legend(title="client", fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    return fig
+
+
+def feature_distributions(values: pd.DataFrame, order: Sequence[str]) -> plt.Figure:
+    """Fig. 2(b) analogue: per-client box plots of penultimate feature values by method (``label``)."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(9, 4))
+    sns.boxplot(data=values, x="client", y="value", hue="label", hue_order=list(order), showfliers=False, ax=ax)
+    means = values.groupby(["client", "label"], sort=False).value.mean().unstack()[list(order)]
+    for i, (_, row) in enumerate(means.iterrows()):
+        for j, v in enumerate(row):
+            ax.plot(i + (j - (len(order) - 1) / 2) * 0.8 / len(order), v, "k^", ms=4)
+    ax.set_ylabel("penultimate activation (post-ReLU)")
+    ax.set_title("feature values per client (▲ = mean)")
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize="small")
+    return fig
+
+
+def layer_distances(dist: pd.DataFrame, value: str = "relative") -> plt.Figure:
+    """Fig. 3 analogue: layer-wise ‖w_c − u‖ (``relative``: divided by ‖u‖) per client, parameters and BN stats."""
+    set_style()
+    kinds = list(dict.fromkeys(dist.kind))
+    fig, axes = plt.subplots(1, len(kinds), figsize=(6 * len(kinds), 4), squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        d = dist[dist.kind == kind]
+        sns.barplot(data=d, x="module", y=value, hue="client", ax=ax, errorbar=None)
+        ax.set_title(f"{kind}: ‖w_c − u‖" + ("/‖u‖" if value == "relative" else ""))
+        ax.set_xlabel("layer (forward order)")
+        ax.tick_params(axis="x", rotation=45)
+        ax.legend(fontsize="x-small", ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def scalability(summ: pd.DataFrame) -> plt.Figure:
+    """Fig. 2(c) analogue: mean test accuracy vs number of clients, band = std across clients."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, g in summ.groupby("label", sort=False):
+        m = g.groupby("num_clients")[["test_acc", "client_std"]].mean().sort_index() * 100
+        ax.plot(m.index, m.test_acc, marker="o", label=label)
+        ax.fill_between(m.index, m.test_acc - m.client_std, m.test_acc + m.client_std, alpha=0.15)
+    ax.set_xlabel("number of clients (each domain split into k shards)")
+    ax.set_ylabel("mean test accuracy (%)")
+    ax.set_title("client scalability (band: std across clients)")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def training_curves(cur: pd.DataFrame, order: Sequence[str]) -> plt.Figure:
+    """Fig. 4 analogue: client-mean training loss, validation loss and validation accuracy vs round."""
+    set_style()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    df = cur[cur.label.isin(order)].copy()
+    df["val_acc"] = 100 * df["val_acc"]
+    for ax, metric in zip(axes, ("train_loss", "val_loss", "val_acc")):
+        sns.lineplot(data=df, x="round", y=metric, hue="label", hue_order=list(order), errorbar="sd", ax=ax)
+        ax.set_title(metric.replace("_", " "))
+        ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def prop1_panel(eta: np.ndarray, observed: np.ndarray, linear: np.ndarray, exact: np.ndarray, ax: plt.Axes) -> None:
+    """F2: observed one-step error ratio vs η with Proposition 1's linear rate and the second-order rate."""
+    ax.plot(eta, linear, "--", label="1 − 2η tr(H)/n (Prop. 1)")
+    ax.plot(eta, exact, "-", label="mean (1 − η s_i)²")
+    ax.plot(eta, observed, "o", label="observed (GD step, m = 2000)")
+    ax.set_xlabel("η")
+    ax.set_ylabel("‖y − y(1)‖² / ‖y − y(0)‖²")
+    ax.legend(fontsize="small")

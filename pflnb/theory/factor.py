@@ -1,0 +1,168 @@
+"""Factor analysis of stacked client weights (FedFac, Wang, Tang & Li 2023, §4.1, Eqs. 6–7).
+
+The hidden elements of a layer (output neurons / channels) are the *variables*; the rows of the stacked
+matrix ``Z`` are (client, fan-in index) pairs. Iterated principal-axis factoring (PAF) on the column
+correlation matrix gives the loadings ``A``; an element's communality ``ν_j = Σ_m a_jm²`` is the share of its
+variance explained by the common factors. Elements with ``ν_j ≥ τ`` (τ a quantile of ν) are shared, the
+others personalized. The number of factors is the smallest m whose cumulative eigenvalue share reaches κ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+
+@dataclass(frozen=True)
+class FactorResult:
+    """Result of one factor analysis: communalities, loadings, factor count, eigenvalues of R, PAF iterations."""
+
+    communalities: np.ndarray  # (d,) ν_j in [0, 1]; 0 for dead (constant) elements
+    loadings: np.ndarray  # (d, G) unrotated PAF loadings Â
+    n_factors: int  # G
+    eigenvalues: np.ndarray  # (d,) eigenvalues of the full correlation matrix R, descending
+    iterations: int
+    dead: np.ndarray  # (d,) bool: zero-variance elements
+
+
+def stack_clients(weights: Sequence[np.ndarray]) -> np.ndarray:
+    """Z of Fig. 4: each client's (d_l, *fan_in) tensor flattened to (fan_in, d_l), stacked over clients."""
+    if len(weights) == 0:
+        raise ValueError("stack_clients needs at least one client tensor")
+    mats = [np.asarray(w, dtype=np.float64).reshape(np.shape(w)[0], -1).T for w in weights]
+    d = {m.shape[1] for m in mats}
+    if len(d) != 1:
+        raise ValueError(f"clients disagree on the number of elements: {sorted(d)}")
+    return np.concatenate(mats, axis=0)
+
+
+def correlation_matrix(z: np.ndarray, eps: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
+    """Column correlation matrix R of Z (standardized columns, R = ZsᵀZs/n, diag 1) and the dead-column mask."""
+    z = np.asarray(z, dtype=np.float64)
+    if z.ndim != 2 or z.shape[0] < 2:
+        raise ValueError(f"Z must be a 2-D array with at least two rows, got shape {z.shape}")
+    sd = z.std(0)
+    dead = sd < eps
+    zs = (z - z.mean(0)) / np.where(dead, 1.0, sd)
+    zs[:, dead] = 0.0
+    return zs.T @ zs / zs.shape[0], dead
+
+
+def n_factors(eigenvalues: np.ndarray, kappa: float) -> int:
+    """G = min{m : Σ_{j≤m} γ_j / Σ_j γ_j ≥ κ} (eigenvalues clipped at 0, taken in descending order)."""
+    if not 0.0 < kappa <= 1.0:
+        raise ValueError(f"kappa must be in (0, 1], got {kappa}")
+    g = np.clip(np.sort(np.asarray(eigenvalues, dtype=np.float64))[::-1], 0, None)
+    if g.sum() <= 0:
+        return 1
+    r = np.cumsum(g) / g.sum()
+    return int(min(np.searchsorted(r, kappa - 1e-12) + 1, len(g)))
+
+
+def _top_loadings(r: np.ndarray, g: int) -> np.ndarray:
+    ev, u = np.linalg.eigh(r)
+    ev, u = ev[::-1][:g], u[:, ::-1][:, :g]
+    return u * np.sqrt(np.clip(ev, 0, None))
+
+
+def principal_axis(r: np.ndarray, g: int, max_iter: int = 50, tol: float = 1e-4) -> tuple[np.ndarray, int]:
+    """Iterated principal-axis factoring (Eq. 7): loadings from the top-g eigenpairs of R − Σ̂_ε, with
+    Σ̂_ε = diag(R − ÂÂᵀ) clipped to [0, 1], started from the principal-component solution."""
+    a = _top_loadings(r, g)
+    psi_old = None
+    it = 0
+    while it < max_iter:
+        it += 1
+        psi = np.clip(np.diag(r) - (a**2).sum(1), 0.0, 1.0)
+        a = _top_loadings(r - np.diag(psi), g)
+        if psi_old is not None and np.abs(psi - psi_old).max() < tol:
+            break
+        psi_old = psi
+    return a, it
+
+
+def factor_analysis(z: np.ndarray, kappa: float = 0.85, max_iter: int = 50, tol: float = 1e-4) -> FactorResult:
+    """Factor analysis of Z (§4.1): correlation matrix, factor count by κ, iterated PAF, communalities.
+
+    BLAS runs single-threaded here: d_l ≤ 512 eigendecompositions are fastest that way and multi-threaded
+    BLAS slows down by an order of magnitude on a busy machine."""
+    with threadpool_limits(1):
+        return _factor_analysis(z, kappa, max_iter, tol)
+
+
+def _factor_analysis(z: np.ndarray, kappa: float, max_iter: int, tol: float) -> FactorResult:
+    r, dead = correlation_matrix(z)
+    eig = np.clip(np.linalg.eigvalsh(r)[::-1], 0, None)
+    g = n_factors(eig, kappa)
+    a, it = principal_axis(r, g, max_iter, tol)
+    nu = np.clip((a**2).sum(1), 0.0, 1.0)  # Heywood cases clipped
+    nu[dead] = 0.0
+    return FactorResult(nu, a, g, eig, it, dead)
+
+
+def communalities(loadings: np.ndarray) -> np.ndarray:
+    """ν_j = Σ_m a_jm², the row sums of squared loadings."""
+    return (np.asarray(loadings) ** 2).sum(1)
+
+
+def quantile_split(nu: np.ndarray, q: float) -> np.ndarray:
+    """Shared mask ζ_j = 1{ν_j ≥ τ} with τ the q-quantile of ν; q ≤ 0: all shared (FedAvg), q ≥ 1: none."""
+    nu = np.asarray(nu, dtype=np.float64)
+    if q <= 0:
+        return np.ones(nu.shape, dtype=bool)
+    if q >= 1:
+        return np.zeros(nu.shape, dtype=bool)
+    return nu >= np.quantile(nu, q)
+
+
+def n_shared_for_quantile(d: int, q: float) -> int:
+    """Number of elements a q-quantile split of d distinct communalities keeps shared (≈ (1−q)·d)."""
+    return int(quantile_split(np.arange(d, dtype=float), q).sum())
+
+
+def fa_partition(
+    weights: Sequence[np.ndarray], kappa: float = 0.85, q: float = 0.5, max_iter: int = 50, tol: float = 1e-4
+) -> tuple[np.ndarray, FactorResult]:
+    """FedFac's partition of one layer: (shared mask, factor result) from the clients' layer tensors."""
+    res = factor_analysis(stack_clients(weights), kappa, max_iter, tol)
+    return quantile_split(res.communalities, q), res
+
+
+def varimax(loadings: np.ndarray, gamma: float = 1.0, max_iter: int = 100, tol: float = 1e-8) -> np.ndarray:
+    """Varimax (orthogonal) rotation of a loading matrix (Kaiser 1958); communalities are invariant."""
+    a = np.asarray(loadings, dtype=np.float64)
+    p, k = a.shape
+    rot = np.eye(k)
+    d = 0.0
+    for _ in range(max_iter):
+        lam = a @ rot
+        u, s, vt = np.linalg.svd(a.T @ (lam**3 - (gamma / p) * lam @ np.diag((lam**2).sum(0))))
+        rot = u @ vt
+        d_new = s.sum()
+        if d_new < d * (1 + tol):
+            break
+        d = d_new
+    return a @ rot
+
+
+def auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """Area under the ROC curve of ``scores`` for the positive ``labels`` (Mann–Whitney, ties count ½)."""
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=bool)
+    pos, neg = s[y], s[~y]
+    if len(pos) == 0 or len(neg) == 0:
+        raise ValueError("auc needs both positive and negative labels")
+    diff = pos[:, None] - neg[None, :]
+    return float(((diff > 0).sum() + 0.5 * (diff == 0).sum()) / diff.size)
+
+
+def recovery(nu: np.ndarray, true_shared: np.ndarray) -> dict[str, float]:
+    """How well ν recovers the true split: AUC (shared = positive) and partition accuracy with the true proportion."""
+    true_shared = np.asarray(true_shared, dtype=bool)
+    q = 1.0 - true_shared.mean()
+    order = np.argsort(-np.asarray(nu), kind="stable")
+    pred = np.zeros_like(true_shared)
+    pred[order[: int(true_shared.sum())]] = True
+    return {"auc": auc(nu, true_shared), "accuracy": float((pred == true_shared).mean()), "q": float(q)}

@@ -1,0 +1,218 @@
+"""Fed-CO2's NTK analysis (paper §4, App. C; spec §3): a two-layer ReLU net with per-client normalization.
+
+Model (Eqs. 8–9): F(x) = (1/√m) Σ_k c_k σ(γ_{k,i} v_kᵀx / ‖v_k‖_{S_i}) for x of client i, with c fixed, v the
+first-layer directions and γ per-client scales. The **online** model (FedBN) shares v and c across
+clients, the **offline** model (SingleSet) has its own v, c per client; Fed-CO2 is ½(F_on + F_off) (Eq. 10).
+``fedavg`` shares v, c and γ and normalizes with the pooled covariance (shown for reference only; the
+paper's V-dominated argument does not separate it from FedBN).
+
+Provides the Monte-Carlo infinite-width Gram matrices V_on^∞, V_off^∞ (Def. 4.2 with the inner products
+and ReLU indicators of the source definition), the finite-width kernels K_V = J_v J_vᵀ, K_G = J_γ J_γᵀ at
+any parameters, full-batch gradient descent on the MSE of Eq. 12 for the variants ``on``, ``off``,
+``co2`` (true gradient of ½(F_on + F_off)) and ``co2x2`` (each sub-model moved by the residual of F
+without the chain-rule ½, the paper's Eq. 19 convention), and the toy data sets A and B of spec §3.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+VARIANTS = ("on", "off", "co2", "co2x2")
+
+
+@dataclass
+class ToyData:
+    """Inputs X (n, d), client ids cid (n,), client covariances S (N, d, d), targets y (n,)."""
+
+    X: np.ndarray
+    cid: np.ndarray
+    S: np.ndarray
+    y: np.ndarray
+
+    @property
+    def num_clients(self) -> int:
+        """Number of clients N."""
+        return int(self.S.shape[0])
+
+    def mask(self) -> np.ndarray:
+        """The same-client mask 1{i_p = i_q} (n, n)."""
+        return (self.cid[:, None] == self.cid[None, :]).astype(float)
+
+
+def toy_data_a(seed: int = 0, n_clients: int = 3, m_per: int = 8, d: int = 6) -> ToyData:
+    """Data A ('generic feature skew'): x ~ N(0, S_i), S_i = A_i A_iᵀ, A_i = I + 0.6 G_i; y = sign(w·x)."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    X, cid, S = [], [], []
+    for i in range(n_clients):
+        A = np.eye(d) + 0.6 * rng.standard_normal((d, d))
+        S.append(A @ A.T)
+        X.append(rng.standard_normal((m_per, d)) @ A.T)
+        cid += [i] * m_per
+    X = np.concatenate(X)
+    return ToyData(X, np.array(cid), np.stack(S), np.sign(X @ w))
+
+
+def toy_data_b(seed: int = 0, m_per: int = 8, d: int = 6, scales: tuple[float, ...] = (1.0, 2.0, 0.5)) -> ToyData:
+    """Data B ('severe feature skew'): client i = s_i·(B0 + 0.05·noise), S_i = s_i² I, y ~ Unif{±1}."""
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((m_per, d))
+    X, cid, S = [], [], []
+    for i, s in enumerate(scales):
+        X.append(s * (base + 0.05 * rng.standard_normal((m_per, d))))
+        S.append(s**2 * np.eye(d))
+        cid += [i] * m_per
+    n = m_per * len(scales)
+    return ToyData(np.concatenate(X), np.array(cid), np.stack(S), rng.choice([-1.0, 1.0], size=n))
+
+
+def gram_infinite(X: np.ndarray, alpha: float = 0.5, n_mc: int = 100_000, seed: int = 0, batch: int = 20_000) -> np.ndarray:
+    """Monte-Carlo V_on^∞ (Eq. 14): α²·E_u[⟨x_p^{u⊥}, x_q^{u⊥}⟩ 1{uᵀx_p ≥ 0} 1{uᵀx_q ≥ 0}], u uniform on the sphere."""
+    rng = np.random.default_rng(seed)
+    n, d = X.shape
+    gram = X @ X.T
+    acc_a = np.zeros((n, n))
+    acc_w = np.zeros((n, n))
+    done = 0
+    while done < n_mc:
+        b = min(batch, n_mc - done)
+        U = rng.standard_normal((b, d))
+        U /= np.linalg.norm(U, axis=1, keepdims=True)
+        Z = U @ X.T  # (b, n): u·x_p
+        A = (Z >= 0).astype(float)
+        W = Z * A
+        acc_a += A.T @ A
+        acc_w += W.T @ W
+        done += b
+    # ⟨x_p − (u·x_p)u, x_q − (u·x_q)u⟩ = x_p·x_q − (u·x_p)(u·x_q) for unit u
+    return alpha**2 * (gram * acc_a - acc_w) / n_mc
+
+
+def spectrum(K: np.ndarray) -> dict[str, float]:
+    """Smallest and largest eigenvalue and inverse condition number κ⁻¹ = λ_min/λ_max of a symmetric K."""
+    ev = np.linalg.eigvalsh(0.5 * (K + K.T))
+    return {"lambda_min": float(ev[0]), "lambda_max": float(ev[-1]), "inv_cond": float(ev[0] / ev[-1])}
+
+
+def cooperative_kernels(V_on: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+    """The kernels Theorem 4.3 compares: on (FedBN), off = on ∘ mask (SingleSet, Eq. 15), ½ and ¼ averages."""
+    V_off = V_on * mask
+    return {"on": V_on, "off": V_off, "co2 (½, paper)": 0.5 * (V_on + V_off), "co2 (¼, chain rule)": 0.25 * (V_on + V_off)}
+
+
+# ---- finite-width network -------------------------------------------------------------------------------
+
+
+@dataclass
+class TwoLayerParams:
+    """Parameters of one model: v (m, d) shared or (N, m, d) personal, γ (m, N), c (m,) or (N, m) fixed."""
+
+    V: np.ndarray
+    gamma: np.ndarray
+    c: np.ndarray
+    personal: bool
+
+    def copy(self) -> TwoLayerParams:
+        """A deep copy."""
+        return TwoLayerParams(self.V.copy(), self.gamma.copy(), self.c.copy(), self.personal)
+
+
+def init_params(data: ToyData, m: int, alpha: float, seed: int = 0) -> tuple[TwoLayerParams, TwoLayerParams]:
+    """Online and offline parameters from one init (Eq. 11): v ~ N(0, α² I), c ~ ±1, γ = ‖v(0)‖₂/α."""
+    rng = np.random.default_rng(seed)
+    d, N = data.X.shape[1], data.num_clients
+    V = alpha * rng.standard_normal((m, d))
+    c = rng.choice([-1.0, 1.0], size=m)
+    gamma = np.repeat((np.linalg.norm(V, axis=1) / alpha)[:, None], N, axis=1)
+    on = TwoLayerParams(V.copy(), gamma.copy(), c.copy(), False)
+    off = TwoLayerParams(np.repeat(V[None], N, 0), gamma.copy(), np.repeat(c[None], N, 0), True)
+    return on, off
+
+
+def forward_and_jacobians(p: TwoLayerParams, data: ToyData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Outputs F (n,), J_v (n, #v) and J_γ (n, m·N) of Eqs. 8–9 (analytic derivatives, c fixed)."""
+    X, S, cid = data.X, data.S, data.cid
+    n = X.shape[0]
+    N = data.num_clients
+    m = p.gamma.shape[0]
+    rows = np.arange(n)
+    Vc = p.V if p.personal else np.broadcast_to(p.V, (N, *p.V.shape))  # per-client directions (N, m, d)
+    VS_c = np.matmul(Vc, S)  # v_kᵀ S_i (N, m, d)
+    nS = np.sqrt((VS_c * Vc).sum(-1))[cid]  # ‖v_k‖_{S_i} per sample (n, m)
+    VS = VS_c[cid]
+    if p.personal:
+        cp = p.c[cid]
+        z = np.matmul(p.V[cid], X[:, :, None])[..., 0]
+    else:
+        cp = np.broadcast_to(p.c, (n, m))
+        z = X @ p.V.T
+    u = z / nS
+    gam = p.gamma[:, cid].T  # (n, m)
+    h = gam * u
+    a = (h > 0).astype(float)
+    out = np.einsum("nk,nk->n", np.maximum(h, 0), cp) / np.sqrt(m)
+    Jg = np.zeros((n, m, N))
+    Jg[rows, :, cid] = cp * a * u / np.sqrt(m)
+    du = X[:, None, :] / nS[:, :, None] - (z / nS**3)[:, :, None] * VS  # ∂u/∂v_k (n, m, d)
+    g = (cp * gam * a)[:, :, None] * du / np.sqrt(m)
+    if p.personal:
+        Jv = np.zeros((n, *p.V.shape))
+        Jv[rows, cid] = g
+    else:
+        Jv = g
+    return out, Jv.reshape(n, -1), Jg.reshape(n, -1)
+
+
+def empirical_kernels(p: TwoLayerParams, data: ToyData) -> dict[str, np.ndarray]:
+    """Finite-width kernels K_V = J_v J_vᵀ and K_G = J_γ J_γᵀ of one model, and its outputs F."""
+    F, Jv, Jg = forward_and_jacobians(p, data)
+    return {"F": F, "K_V": Jv @ Jv.T, "K_G": Jg @ Jg.T}
+
+
+def _apply(p: TwoLayerParams, grad_v: np.ndarray, grad_g: np.ndarray, lr: float) -> None:
+    p.V -= lr * grad_v.reshape(p.V.shape)
+    p.gamma -= lr * grad_g.reshape(p.gamma.shape)
+
+
+def gd_losses(
+    data: ToyData, variant: str, m: int = 512, alpha: float = 0.5, steps: int = 600, lr: float | None = None, seed: int = 0
+) -> dict[str, np.ndarray | float]:
+    """Full-batch GD on L = mean (F − y)² (Eq. 12) for ``on``, ``off``, ``co2`` or ``co2x2``; the loss per step.
+
+    Default step η = 0.5·n / (2 λ_max(K_V^on/α² + K_G^on)) at t = 0 (spec §3.5 T3), the same for all variants.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    on, off = init_params(data, m, alpha, seed)
+    n = data.X.shape[0]
+    if lr is None:
+        k = empirical_kernels(on, data)
+        lr = 0.5 * n / (2 * np.linalg.eigvalsh(k["K_V"] / alpha**2 + k["K_G"])[-1])
+    losses = np.zeros(steps + 1)
+    for t in range(steps + 1):
+        if variant in ("on", "off"):
+            p = on if variant == "on" else off
+            F, Jv, Jg = forward_and_jacobians(p, data)
+            r = F - data.y
+            losses[t] = float(np.mean(r**2))
+            if t < steps:
+                _apply(p, 2 / n * Jv.T @ r, 2 / n * Jg.T @ r, lr)
+        else:
+            F1, Jv1, Jg1 = forward_and_jacobians(on, data)
+            F2, Jv2, Jg2 = forward_and_jacobians(off, data)
+            r = 0.5 * (F1 + F2) - data.y
+            losses[t] = float(np.mean(r**2))
+            if t < steps:
+                f = 0.5 if variant == "co2" else 1.0
+                _apply(on, f * 2 / n * Jv1.T @ r, f * 2 / n * Jg1.T @ r, lr)
+                _apply(off, f * 2 / n * Jv2.T @ r, f * 2 / n * Jg2.T @ r, lr)
+    return {"loss": losses, "lr": float(lr)}
+
+
+def late_slope(loss: np.ndarray) -> float:
+    """Least-squares slope of log L(t) over the second half of training (late linear rate)."""
+    t = np.arange(loss.size)
+    half = loss.size // 2
+    return float(np.polyfit(t[half:], np.log(loss[half:]), 1)[0])
