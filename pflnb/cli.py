@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pflnb.data import DataUnavailable
 from pflnb.experiments.config import PROFILES, profile_config, profile_seeds
 
 
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "sweep":
             return _cmd_run(args, args.methods)
         return _cmd_reproduce(args)
-    except ValueError as err:
+    except (ValueError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2
 
