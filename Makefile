@@ -49,7 +49,7 @@ reproduce: env data ## execute every notebook with papermill (PROFILE=cpu by def
 	$(VENV)/bin/pflnb reproduce --profile $(PROFILE)
 
 benchmark: env data ## client-steps per second and peak memory of the engine
-	$(PY) benchmarks/engine_throughput.py
+	$(PY) benchmarks/engine_throughput.py --threads 1 2
 
 clean: ## remove executed notebooks and cached results
 	rm -rf executed results .pytest_cache

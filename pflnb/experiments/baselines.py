@@ -29,18 +29,19 @@ BASELINES = (
 )
 SETTINGS = ("feature-shift", "label-skew")
 
-# Reduced budgets: the cpu profile runs 17 methods × 2 settings × 3 seeds on 2 cores within minutes, so
+# Reduced budgets: the cpu profile runs 17 methods × 2 settings × 3 seeds × 16 rounds on 2 cores in about
+# 9 minutes (20 rounds took 10:56 on a quiet 2-core machine), so
 # digits5-lite uses 8×8 images and the half-width BN CNN (a 16×16 full-width run costs ~10× more), and
 # Fashion-MNIST uses the 784-200-10 MLP on 4,000 pooled images.
 _SETTINGS: dict[str, dict[str, dict]] = {
     "feature-shift": {
         "smoke": dict(dataset="digits5-lite", image_size=8, model="tiny-bn-cnn", rounds=1),
-        "cpu": dict(dataset="digits5-lite", image_size=8, model="tiny-bn-cnn", rounds=20, lr=0.05, batch_size=32),
+        "cpu": dict(dataset="digits5-lite", image_size=8, model="tiny-bn-cnn", rounds=16, lr=0.05, batch_size=32),
         "paper": dict(dataset="digits5", image_size=28, model="digit", rounds=100, lr=0.01, batch_size=32),
     },
     "label-skew": {
         "smoke": dict(dataset="fmnist", num_clients=20, alpha=0.1, max_samples=1000, model="mlp", rounds=1),
-        "cpu": dict(dataset="fmnist", num_clients=20, alpha=0.1, max_samples=4000, model="mlp", rounds=20, lr=0.05),
+        "cpu": dict(dataset="fmnist", num_clients=20, alpha=0.1, max_samples=4000, model="mlp", rounds=16, lr=0.05),
         "paper": dict(dataset="fmnist", num_clients=20, alpha=0.1, model="cnn", rounds=100, lr=0.01, batch_size=32),
     },
 }
