@@ -150,7 +150,13 @@ def test_unseen_clients_evaluated_before_and_after_finetuning():
     data = make_toy_data(num_clients=3, unseen=2)
     rec = _run("fedavg", data, rounds=2)
     assert len(rec["unseen"]["before"]) == 2 and len(rec["unseen"]["after"]) == 2
-    assert all(0.0 <= a <= 1.0 for a in rec["unseen"]["before"] + rec["unseen"]["after"])
+    # "before" is exactly the final global model on each held-out client's test split
+    from pflnb.fl import evaluate
+
+    model = build_model("small-bn-cnn", data.input_shape, data.num_classes)
+    model.load_state_dict(rec["final"]["server"]["model"])
+    assert rec["unseen"]["before"] == [evaluate(model, c.test)["acc"] for c in data.unseen]
+    assert all(0.0 <= a <= 1.0 for a in rec["unseen"]["after"])
 
 
 def test_training_reduces_loss(toy_data):
