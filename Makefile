@@ -7,6 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pflnb-installed
 FMNIST := /usr/share/datasets/fashion-mnist
 PROFILE ?= cpu
+WORKERS ?= 2
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
@@ -45,11 +46,12 @@ notebooks: env data ## nbmake run of every notebook on the smoke profile
 
 test: env data lint unit notebooks ## everything CI runs: lint, unit tests, smoke notebooks
 
-reproduce: env data ## execute every notebook with papermill (PROFILE=cpu by default) into executed/
-	$(VENV)/bin/pflnb reproduce --profile $(PROFILE)
+reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time) into executed/
+	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE)
 
-benchmark: env data ## client-steps per second and peak memory of the engine
+benchmark: env data ## client-steps per second and peak memory of the engine; serial vs worker-process batches
 	$(PY) benchmarks/engine_throughput.py --threads 1 2
+	$(PY) benchmarks/run_many_workers.py --workers 1 2
 
 clean: ## remove executed notebooks and cached results
 	rm -rf executed results .pytest_cache

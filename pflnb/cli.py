@@ -66,6 +66,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="K", help="save resumable state every K rounds")
+    p.add_argument(
+        "--workers", type=int, default=None, metavar="W", help="runs at a time in worker processes (default: $PFLNB_WORKERS or 1)"
+    )
 
 
 def _cmd_list(_: argparse.Namespace) -> int:
@@ -86,7 +89,12 @@ def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
 
     configs = _configs(args, methods)
     records = run_many(
-        configs, progress=not args.quiet, cache=not args.no_cache, force=args.force, checkpoint_every=args.checkpoint_every
+        configs,
+        progress=not args.quiet,
+        cache=not args.no_cache,
+        force=args.force,
+        checkpoint_every=args.checkpoint_every,
+        workers=args.workers,
     )
     _print_results(records)
     return 0

@@ -152,3 +152,21 @@ def test_missing_fmnist_falls_back_to_digits5_lite_with_a_note(tmp_path, monkeyp
     new.validate()
     with pytest.raises(Exception, match="Fashion-MNIST|fashion|fmnist"):
         with_available_data(cfg, fallback=False)
+
+
+def test_run_many_in_worker_processes_equals_serial(tmp_path, monkeypatch):
+    from pflnb.experiments import run_many
+
+    configs = [_smoke(method=m, seed=s) for m in ("fedavg", "local") for s in (0, 1)]
+    serial = run_many(configs, cache=False, progress=False, workers=1)
+    run(configs[1], root=tmp_path, progress=False)  # one cached record is loaded, the other three run in workers
+    parallel = run_many(configs, root=tmp_path, progress=False, workers=2)
+    assert [r["config"] for r in parallel] == [c.to_dict() for c in configs]  # input order kept
+    for a, b in zip(serial, parallel):
+        assert a["evals"] == b["evals"] and a["summary"] == b["summary"]
+    assert all(cache_path(c, tmp_path).exists() for c in configs)
+    monkeypatch.setenv("PFLNB_WORKERS", "0")
+    with pytest.raises(ValueError, match="PFLNB_WORKERS"):
+        run_many(configs, root=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="picklable"):
+        run_many(configs, cache=False, progress=False, workers=2, data_hook=lambda d, s: d)

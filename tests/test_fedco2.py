@@ -273,3 +273,23 @@ def test_t3_gradient_descent_ordering_on_data_b():
     assert L["off"] < L["on"] / 10
     assert T.late_slope(res["co2x2"]) < T.late_slope(res["on"])
     assert all(np.isfinite(r).all() and r[-1] < r[0] for r in res.values())
+
+
+def test_fig7_personalization_variants_select_the_online_models_personal_part():
+    from pflnb.experiments import fedco2 as E
+
+    ctx = _ctx(_data())
+    conv_bn = {k for k in ctx.bn_keys if not k.startswith("head.")}
+    keys = {name: set(make_algorithm("fedco2", p).personal_keys(ctx)) for name, p in E.PERSONALIZE.items()}
+    assert keys["BN layers (paper)"] == set(ctx.bn_keys)
+    assert keys["classifier head"] == set(ctx.head_keys) and not keys["classifier head"] & conv_bn
+    assert keys["BN + classifier head"] == set(ctx.bn_keys) | set(ctx.head_keys)
+    base = E.feature_skew_config("smoke")
+    cfgs = E.personalize_configs(base, [0, 1])
+    assert len(cfgs) == 2 * len(E.PERSONALIZE) and all(c.method_params["weights"] == "uniform" for c in cfgs)
+    names = [E.personalize_name({"config": c.to_dict()}) for c in cfgs]
+    assert names == [n for n in E.PERSONALIZE for _ in (0, 1)]
+    # the default variant is the feature-skew Fed-CO2 run itself (same config, so the cache is shared)
+    assert cfgs[0].key() == E.method_configs(base, ["fedco2"], [0], weights="uniform")[0].key()
+    with pytest.raises(ValueError, match="kind"):
+        E.seeds_for("cpu", "labels")

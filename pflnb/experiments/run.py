@@ -88,17 +88,80 @@ def run(
     return record
 
 
-def run_many(configs: Iterable[ExperimentConfig], *, progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:
-    """Run several configs in order (cached ones are loaded), with one progress bar."""
+def default_workers() -> int:
+    """Worker processes for :func:`run_many`: ``$PFLNB_WORKERS`` if set, else 1 (runs in this process)."""
+    n = int(os.environ.get("PFLNB_WORKERS", "1"))
+    if n < 1:
+        raise ValueError(f"PFLNB_WORKERS must be >= 1, got {n}")
+    return n
+
+
+def _init_worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _run_quiet(cfg: ExperimentConfig, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return run(cfg, progress=False, **kwargs)
+
+
+def run_many(
+    configs: Iterable[ExperimentConfig], *, progress: bool = True, workers: int | None = None, **kwargs: Any
+) -> list[dict[str, Any]]:
+    """Run several configs (cached ones are loaded) with one progress bar; records come back in input order.
+
+    ``workers`` > 1 (default: ``$PFLNB_WORKERS``, else 1) runs the uncached configs in that many spawned
+    processes, each with this process's torch thread count. Every run is seeded from its own config, so the
+    records equal a serial run's. ``kwargs`` go to :func:`run` and must be picklable when ``workers`` > 1.
+    """
     configs = list(configs)
     for cfg in configs:  # fail on any bad config before the first run starts
         cfg.validate()
-    records = []
-    bar = tqdm(configs, desc="runs", disable=not progress)
-    for cfg in bar:
-        bar.set_postfix(method=cfg.method, seed=cfg.seed)
-        records.append(run(cfg, progress=False, **kwargs))
-    return records
+    workers = default_workers() if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    cache, force, root = kwargs.get("cache", True), kwargs.get("force", False), kwargs.get("root")
+    todo = [i for i, c in enumerate(configs) if not (cache and not force and cache_path(c, root).exists())]
+    if workers == 1 or len(todo) < 2 or kwargs.get("keep_final"):
+        records = []
+        bar = tqdm(configs, desc="runs", disable=not progress)
+        for cfg in bar:
+            bar.set_postfix(method=cfg.method, seed=cfg.seed)
+            records.append(run(cfg, progress=False, **kwargs))
+        return records
+    import multiprocessing
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    import torch
+
+    try:
+        pickle.dumps(kwargs)
+    except Exception as e:  # e.g. a lambda as data_hook
+        raise ValueError(f"run_many with workers={workers} needs picklable arguments: {e}") from e
+    out: list[dict[str, Any] | None] = [None] * len(configs)
+    todo_set = set(todo)
+    with tqdm(total=len(configs), desc=f"runs ({workers} workers)", disable=not progress) as bar:
+        for i, cfg in enumerate(configs):
+            if i not in todo_set:
+                out[i] = run(cfg, progress=False, **kwargs)
+                bar.update()
+        ctx = multiprocessing.get_context("spawn")
+        n = min(workers, len(todo))
+        with ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker, initargs=(torch.get_num_threads(),)) as pool:
+            futures = {pool.submit(_run_quiet, configs[i], kwargs): i for i in todo}
+            try:
+                for fut in as_completed(futures):
+                    out[futures[fut]] = fut.result()
+                    cfg = configs[futures[fut]]
+                    bar.set_postfix(method=cfg.method, seed=cfg.seed)
+                    bar.update()
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+    return out  # type: ignore[return-value]
 
 
 def sweep(
