@@ -293,3 +293,21 @@ def test_fig7_personalization_variants_select_the_online_models_personal_part():
     assert cfgs[0].key() == E.method_configs(base, ["fedco2"], [0], weights="uniform")[0].key()
     with pytest.raises(ValueError, match="kind"):
         E.seeds_for("cpu", "labels")
+
+
+def test_t4_rate_bound_structure_and_early_gd_below_it():
+    d = T.toy_data_b(0)
+    lr = T.default_lr(d, m=256)
+    n = d.X.shape[0]
+    k_on, k_off = T.gd_kernel(d, "on", m=256), T.gd_kernel(d, "off", m=256)
+    assert np.allclose(T.gd_kernel(d, "co2x2", m=256), 2 * T.gd_kernel(d, "co2", m=256))
+    assert np.allclose(T.gd_kernel(d, "co2x2", m=256), 0.5 * (k_on + k_off))
+    for v in T.VARIANTS:
+        b = T.rate_bound(d, v, m=256, steps=50)
+        L = T.gd_losses(d, v, m=256, steps=50)["loss"]
+        mu = np.linalg.eigvalsh(T.gd_kernel(d, v, m=256))[0]
+        assert b[0] == pytest.approx(L[0], rel=1e-12)
+        assert np.allclose(b[1:] / b[:-1], (1 - 2 * lr / n * mu) ** 2, rtol=1e-12)
+        assert np.all(L <= b * 1.05), v  # spec T4: holds approximately early on (the kernel drifts)
+    with pytest.raises(ValueError, match="step too large"):
+        T.rate_bound(d, "on", m=256, lr=100.0)

@@ -185,11 +185,9 @@ def gd_losses(
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    lr = default_lr(data, m, alpha, seed) if lr is None else lr
     on, off = init_params(data, m, alpha, seed)
     n = data.X.shape[0]
-    if lr is None:
-        k = empirical_kernels(on, data)
-        lr = 0.5 * n / (2 * np.linalg.eigvalsh(k["K_V"] / alpha**2 + k["K_G"])[-1])
     losses = np.zeros(steps + 1)
     for t in range(steps + 1):
         if variant in ("on", "off"):
@@ -209,6 +207,45 @@ def gd_losses(
                 _apply(on, f * 2 / n * Jv1.T @ r, f * 2 / n * Jg1.T @ r, lr)
                 _apply(off, f * 2 / n * Jv2.T @ r, f * 2 / n * Jg2.T @ r, lr)
     return {"loss": losses, "lr": float(lr)}
+
+
+def default_lr(data: ToyData, m: int = 512, alpha: float = 0.5, seed: int = 0) -> float:
+    """The GD step of :func:`gd_losses`: η = 0.5·n / (2 λ_max(K_V^on/α² + K_G^on)) at t = 0."""
+    on, _ = init_params(data, m, alpha, seed)
+    k = empirical_kernels(on, data)
+    return float(0.5 * data.X.shape[0] / (2 * np.linalg.eigvalsh(k["K_V"] / alpha**2 + k["K_G"])[-1]))
+
+
+def gd_kernel(data: ToyData, variant: str, m: int = 512, alpha: float = 0.5, seed: int = 0) -> np.ndarray:
+    """The t = 0 kernel of the GD step of ``variant`` on F (K = J_v J_vᵀ + J_γ J_γᵀ): K_on, K_off,
+    ¼(K_on + K_off) for ``co2`` (chain rule) and ½(K_on + K_off) for ``co2x2`` (the paper's Eq. 19)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    on, off = init_params(data, m, alpha, seed)
+    k_on, k_off = (sum(empirical_kernels(p, data)[k] for k in ("K_V", "K_G")) for p in (on, off))
+    return {"on": k_on, "off": k_off, "co2": 0.25 * (k_on + k_off), "co2x2": 0.5 * (k_on + k_off)}[variant]
+
+
+def rate_bound(
+    data: ToyData, variant: str, m: int = 512, alpha: float = 0.5, steps: int = 600, lr: float | None = None, seed: int = 0
+) -> np.ndarray:
+    """Check T4: the linear-rate bound L(0)·(1 − η_eff μ)^{2t} of the linearized GD of ``variant``, with
+    μ = λ_min of its t = 0 kernel (:func:`gd_kernel`) and η_eff = 2η/n (L is the mean squared residual).
+
+    Exact for the linearized dynamics r(t+1) = (I − η_eff K) r(t) while η_eff λ_max(K) ≤ 1; the network's
+    kernel drifts, so it is an illustration at finite width, not a guarantee.
+    """
+    lr = default_lr(data, m, alpha, seed) if lr is None else lr
+    K = gd_kernel(data, variant, m, alpha, seed)
+    on, off = init_params(data, m, alpha, seed)
+    F0 = {"on": lambda: forward_and_jacobians(on, data)[0], "off": lambda: forward_and_jacobians(off, data)[0]}
+    F = F0[variant]() if variant in ("on", "off") else 0.5 * (F0["on"]() + F0["off"]())
+    L0 = float(np.mean((F - data.y) ** 2))
+    eig = np.linalg.eigvalsh(K)
+    eta = 2 * lr / data.X.shape[0]
+    if eta * eig[-1] > 1:
+        raise ValueError(f"step too large for the bound: η_eff λ_max = {eta * eig[-1]:.3g} > 1")
+    return L0 * (1 - eta * max(eig[0], 0.0)) ** (2 * np.arange(steps + 1))
 
 
 def late_slope(loss: np.ndarray) -> float:
