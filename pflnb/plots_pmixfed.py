@@ -233,3 +233,38 @@ def mu_trajectories(mu: pd.DataFrame, hue: str = "variant", ax: plt.Axes | None 
     ax.set_title(title)
     ax.legend(fontsize="x-small")
     return ax
+
+
+def depth_accuracy(df: pd.DataFrame, paper: dict[int, tuple[float, float]] | None = None, reference: str = "") -> plt.Figure:
+    """Table 3 analogue: per-depth client accuracy (mean ± sd over clients and seeds) of each variant, with the
+    paper's values; right, each variant's per-depth gain over ``reference`` (seed-paired client means)."""
+    set_style()
+    d = df.assign(acc=100 * df["acc"])
+    order = list(dict.fromkeys(d.variant))
+    palette = dict(zip(order, sns.color_palette(n_colors=len(order))))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    kw = dict(x="depth", y="acc", hue="variant", errorbar="sd", markersize=4, palette=palette)
+    sns.pointplot(data=d, hue_order=order, dodge=0.3, ax=axes[0], **kw)
+    if paper:
+        depths = sorted(d.depth.unique())
+        keys = [k for k in sorted(paper) if k in depths]
+        axes[0].plot([depths.index(k) for k in keys], [paper[k][1] for k in keys], "k--", marker="s", label="paper (Table 3)")
+        axes[0].legend(fontsize="x-small")
+    axes[0].set_xlabel("client depth M_k (blocks)")
+    axes[0].set_ylabel("client test accuracy (%)")
+    axes[0].set_title("per-depth accuracy, one federation", fontsize="medium")
+    if reference:
+        means = d.groupby(["variant", "seed", "depth"]).acc.mean()
+        ref = means.xs(reference, level="variant")
+        gain = (means - ref.reindex(means.index.droplevel("variant")).to_numpy()).reset_index()
+        gain = gain[gain.variant != reference]
+        sns.pointplot(data=gain, hue_order=[v for v in order if v != reference], dodge=0.2, ax=axes[1], **kw)
+        axes[1].axhline(0, color="gray", lw=0.8)
+        axes[1].set_ylabel(f"gain over {reference} (points)")
+        axes[1].set_xlabel("client depth M_k (blocks)")
+        axes[1].set_title("what federation adds at each depth (sd over seeds)", fontsize="medium")
+        axes[1].legend(fontsize="x-small")
+    else:
+        axes[1].set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -19,15 +19,6 @@ OPT = OptimConfig(lr=0.05, batch_size=8)
 MODEL = "co2-cnn"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models: one intra-op thread is fastest and avoids oversubscription on a shared 2-core machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def _data():
     return make_toy_data(num_clients=3, n=24, shape=(3, 8, 8), num_classes=4)
 

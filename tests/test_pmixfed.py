@@ -25,15 +25,6 @@ from pflnb.models import build_model
 OPT = OptimConfig(lr=0.05, batch_size=8)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny models: one intra-op thread is faster and avoids oversubscribing a shared CPU."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def _run(method, data, params=None, model="small-bn-cnn", rounds=2, **kw):
     settings = RunSettings(**{"rounds": rounds, "optim": OPT, "progress": False, **kw})
     fn = lambda: build_model(model, data.input_shape, data.num_classes)  # noqa: E731
@@ -199,9 +190,15 @@ def test_configs_validate_for_every_profile():
                     cfg.validate()
                     assert cfg.optimizer == "adam" and cfg.local_epochs == 2 and cfg.finetune_epochs == 2
     cfg = pmixfed_config("cpu", "fmnist", "N100", "fedsim")
-    assert cfg.num_clients == 100 and cfg.participation == 0.1 and cfg.method_params == {"personal": "top:2"}
-    assert pmixfed_config("cpu", "fmnist", "N10", "lg-fedavg").method_params == {"personal": "bottom:2"}
-    assert pmixfed_config("paper", "cifar10", "N10", "fedalt", model="mobilenet-v1").method_params == {"personal": "top:8"}
+    assert (
+        cfg.num_clients == 100
+        and cfg.participation == 0.1
+        and cfg.method_params == {"personal": "top:2", "unseen_personal": "average"}
+    )
+    lg = pmixfed_config("cpu", "fmnist", "N10", "lg-fedavg").method_params
+    assert lg == {"personal": "bottom:2", "unseen_personal": "average"}  # spec §2.7 cold start
+    alt = pmixfed_config("paper", "cifar10", "N10", "fedalt", model="mobilenet-v1").method_params
+    assert alt == {"personal": "top:8", "unseen_personal": "average"}
     with pytest.raises(ValueError, match="setting"):
         pmixfed_config("cpu", "fmnist", "N5")
 

@@ -11,6 +11,12 @@ FedSim, LG-FedAvg) or alternating, personal first with the shared part fixed, th
 part fixed (``mode="alt"``: FedRep, FedAlt). ``mu`` adds FedProx's proximal term on the shared entries;
 ``ft_epochs`` fine-tunes the model before evaluation (FedAvg-FT, FedBABU). Registered defaults give the
 named methods below.
+
+Held-out (unseen) clients start from the server model. Its personal entries are, with ``unseen_personal="init"``
+(the default), the never-trained initial ones; with ``"average"`` the clients also upload their personal
+entries and the server keeps their sample-weighted average over each round's clients, used only for the cold
+start of unseen clients (pMixFed spec §2.7: averaged heads for FedAlt/FedSim, averaged local bodies for
+LG-FedAvg). Training is identical under both rules.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from pflnb.fl.training import train_epochs
 WEIGHTS = ("n_samples", "uniform")
 BN_RULES = ("shared", "local")
 MODES = ("sim", "alt")
+UNSEEN_RULES = ("init", "average")
 
 
 def aggregation_weights(ctx: Any, cids: list[int], rule: str) -> list[float]:
@@ -85,6 +92,7 @@ class PartialParams:
     ft_part: str = "all"  # layer spec fine-tuned before evaluation
     weights: str = "n_samples"  # aggregation weights
     global_lr: float = 1.0  # server learning rate on the averaged update
+    unseen_personal: str = "init"  # unseen clients' personal entries: "init" or "average" (of the last round's clients)
 
     def validate(self) -> None:
         """Reject values outside the allowed sets."""
@@ -97,6 +105,8 @@ class PartialParams:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.weights not in WEIGHTS:
             raise ValueError(f"weights must be one of {WEIGHTS}, got {self.weights!r}")
+        if self.unseen_personal not in UNSEEN_RULES:
+            raise ValueError(f"unseen_personal must be one of {UNSEEN_RULES}, got {self.unseen_personal!r}")
         if self.mu < 0:
             raise ValueError(f"mu must be >= 0, got {self.mu}")
         if self.personal_epochs < 0 or self.ft_epochs < 0:
@@ -182,11 +192,15 @@ class PartialFedAvg(Algorithm):
             metrics["loss"], metrics["steps"] = m["loss"], m["steps"]
         new = ctx.state_of(model)
         message = {"state": S.select(new, shared)} if shared else {}
+        if self.params.unseen_personal == "average" and personal:
+            message["personal"] = S.select(new, personal)  # used only for the cold start of unseen clients
         return ClientUpdate(client={"personal": S.select(new, personal)}, message=message, metrics=metrics)
 
     def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
-        """Weighted average of the shared entries, applied with server learning rate η_g."""
-        cids = [c for c in sorted(messages) if messages[c]]
+        """Weighted average of the shared entries, applied with server learning rate η_g (and, with
+        ``unseen_personal="average"``, the weighted average of the uploaded personal entries, kept apart)."""
+        server = self.average_personal(ctx, server, messages)
+        cids = [c for c in sorted(messages) if "state" in messages[c]]
         if not cids:
             return server
         avg = S.weighted_average([messages[c]["state"] for c in cids], aggregation_weights(ctx, cids, self.params.weights))
@@ -194,6 +208,21 @@ class PartialFedAvg(Algorithm):
             current = S.select(server["model"], avg.keys())
             avg = S.add(current, S.sub(avg, current), self.params.global_lr)
         return {**server, "model": S.update(server["model"], avg)}
+
+    def average_personal(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        """``server`` with ``personal_avg``: the weighted average (``weights``) of the round's uploaded personal entries."""
+        cids = [c for c in sorted(messages) if "personal" in messages[c]]
+        if not cids:
+            return server
+        avg = S.weighted_average([messages[c]["personal"] for c in cids], aggregation_weights(ctx, cids, self.params.weights))
+        return {**server, "personal_avg": avg}
+
+    def unseen_state(self, ctx: Any, server: dict[str, Any]) -> S.State:
+        """A held-out client's starting model: the server model, with the averaged personal entries when
+        ``unseen_personal="average"`` (spec §2.7 cold start), else with the server's (initial) personal entries."""
+        if self.params.unseen_personal == "average" and server.get("personal_avg"):
+            return S.update(server["model"], server["personal_avg"])
+        return server["model"]
 
     def finetune(self, ctx: Any, model: nn.Module, data: Any, key: Any) -> nn.Module:
         """Fine-tune ``model`` in place for ``ft_epochs`` on ``data`` (the ``ft_part`` entries)."""
@@ -213,8 +242,8 @@ class PartialFedAvg(Algorithm):
         return self.finetune(ctx, model, ctx.client(cid).train, cid)
 
     def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> nn.Module:
-        """The server model (personal entries from the server's copy), fine-tuned when asked."""
-        model = ctx.load(server["model"])
+        """The cold-start model of :meth:`unseen_state`, fine-tuned on the client's train split when asked."""
+        model = ctx.load(self.unseen_state(ctx, server))
         if finetune:
             train_epochs(model, data.train, ctx.optim, ctx.generator("unseen", data.cid), epochs=ctx.finetune_epochs)
         return model

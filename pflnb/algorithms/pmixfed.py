@@ -18,6 +18,8 @@ statistics are mixed with their block's λ (spec §2.6 item 1). A fresh optimize
 Unseen clients start from the final global model (the default ``unseen_module``), as in the paper.
 ``shock_round`` > 0 re-initialises the global model's ``shock_part`` right after that round's aggregation
 (a forced accuracy collapse for the Fig. 4 experiment); :class:`FedSimShock` does the same for FedSim.
+:class:`PMixFedHetero` runs pMixFed on clients of different depths (Table 3) with the ownership-renormalised
+aggregation of spec §2.6 item 5 (:func:`owner_aggregate`).
 """
 
 from __future__ import annotations
@@ -184,8 +186,11 @@ class PMixFed(Algorithm):
             return np.random.default_rng(seed).beta(a, a, size=n)
         return lambda_broadcast(mu, n, p.c) if stage == "broadcast" else lambda_aggregate(mu, n, p.c)
 
+    def _load(self, ctx: Any, state: S.State, cid: int, name: str = "main") -> torch.nn.Module:
+        return ctx.load(state, name)
+
     def _acc(self, ctx: Any, state: S.State, cid: int, name: str = "main") -> float:
-        return 100.0 * evaluate(ctx.load(state, name), ctx.client(cid).split(self.params.acc_split))["acc"]
+        return 100.0 * evaluate(self._load(ctx, state, cid, name), ctx.client(cid).split(self.params.acc_split))["acc"]
 
     # ---- hooks --------------------------------------------------------------------------------------
     def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -285,6 +290,142 @@ class FedSimShock(FedSim):
         return server
 
 
+# ------------------------------------------------------------------------------------------ heterogeneous depths
+def owned_blocks(depth: int, n: int) -> list[int]:
+    """0-based indices of the global blocks a depth-``depth`` client owns: blocks 1..depth−1 and the head
+    (spec §2.6 item 5, equal-width blocks, the head aligned "from the end of the global model")."""
+    if not 2 <= depth <= n:
+        raise ValueError(f"client depth must be in [2, {n}] (the global model's blocks), got {depth}")
+    return [*range(depth - 1), n - 1]
+
+
+def owner_aggregate(
+    g: S.State,
+    uploads: list[S.State],
+    weights: list[float],
+    owners: list[list[int]],
+    blocks: list[tuple[str, list[str]]],
+    lam: np.ndarray,
+) -> S.State:
+    """Eq. 9/15 with ownership renormalisation (spec §2.6 item 5): for each block i,
+    G_i ← λ_i G_i + (1 − λ_i) Σ_{k owns i} Ω_k L_k,i / Σ_{k owns i} Ω_k; a block no client owns is unchanged.
+    ``uploads[k]`` needs only the entries of the blocks listed in ``owners[k]``."""
+    out = dict(g)
+    for i, (_, keys) in enumerate(blocks):
+        idx = [j for j, own in enumerate(owners) if i in own]
+        if not idx or not keys:
+            continue
+        avg = S.weighted_average([S.select(uploads[j], keys) for j in idx], [weights[j] for j in idx])
+        out.update(S.mix(S.select(g, keys), avg, float(lam[i])))
+    return out
+
+
+@dataclass(frozen=True)
+class PMixFedHeteroParams(PMixFedParams):
+    """pMixFed with heterogeneous client depths (§5.4.3, Appendix E.1, Table 3): client k has depth
+    ``depths[k mod len(depths)]`` (global blocks 1..M_k−1 plus the global head); other fields as pMixFed.
+    ``mu_mode="uniform"`` with lam_b = 1, lam_a = 0 is FedAvg with the same ownership-renormalised averaging,
+    with lam_b = 0, lam_a = 1 local training of each client's sub-model."""
+
+    depths: tuple[int, ...] = (3, 5, 7, 9, 11, 13)
+
+    def validate(self) -> None:
+        """pMixFed's checks, plus depths >= 2 and no Beta mode (its per-client λ_i,k is not defined across depths)."""
+        super().validate()
+        if not self.depths or any(int(d) < 2 for d in self.depths):
+            raise ValueError(f"depths must be a non-empty list of integers >= 2, got {self.depths!r}")
+        if self.mu_mode == "beta":
+            raise ValueError("mu_mode 'beta' is not supported with heterogeneous depths")
+        if self.shock_round:
+            raise ValueError("shock_round is not supported with heterogeneous depths")
+
+
+@register
+class PMixFedHetero(PMixFed):
+    """pMixFed on clients of different depths M_k (Table 3): Eq. 7 at broadcast over each client's own M_k
+    blocks, Eq. 7 at aggregation over the global model's n blocks, each block averaged over its owners only.
+    Client depths need a model with an ``active_depth`` attribute (``pmixfed-depth-mlp15``); on any other
+    model every client has the full depth (plain pMixFed with per-block averaging)."""
+
+    name = "pmixfed-hetero"
+    Params = PMixFedHeteroParams
+
+    def depth_of(self, ctx: Any, cid: int) -> int:
+        """Client ``cid``'s depth M_k = depths[cid mod len(depths)] (unseen clients likewise, by their id);
+        the model's full depth when its depth cannot be cut."""
+        if not hasattr(ctx.model, "active_depth"):
+            return len(model_blocks(ctx.model))
+        return int(self.params.depths[cid % len(self.params.depths)])
+
+    def _load(self, ctx: Any, state: S.State, cid: int, name: str = "main") -> torch.nn.Module:
+        model = ctx.load(state, name)
+        if hasattr(model, "active_depth"):
+            model.active_depth = self.depth_of(ctx, cid)
+        return model
+
+    def _owned_keys(self, ctx: Any, cid: int) -> tuple[list[int], list[str]]:
+        blocks = model_blocks(ctx.model)
+        own = owned_blocks(self.depth_of(ctx, cid), len(blocks))
+        return own, [k for i in own for k in blocks[i][1]]
+
+    def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """pMixFed's init, after checking that every client depth fits the global model."""
+        if hasattr(ctx.model, "active_depth"):
+            n = len(model_blocks(ctx.model))
+            for d in self.params.depths:
+                owned_blocks(int(d), n)
+        return super().init(ctx, init_state)
+
+    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
+        """Eq. 8 on the client's own blocks (λ^B over its M_k blocks, the head last), train them, upload them."""
+        blocks = model_blocks(ctx.model)
+        own, keys = self._owned_keys(ctx, cid)
+        local = self.local_model(server, client)
+        acc = self._acc(ctx, local, cid)
+        mu = self.mu(ctx, acc)
+        lam_own = self._lambdas(ctx, mu, "broadcast", len(own), cid)
+        lam = np.ones(len(blocks))  # blocks the client does not own: the global entries (never used by it)
+        lam[own] = lam_own
+        model = self._load(ctx, S.mix(server["model"], local, per_key(blocks, lam)), cid)
+        wanted = set(keys)
+        params = [p for name, p in model.named_parameters() if name in wanted]
+        m = train_epochs(model, ctx.client(cid).train, ctx.optim, ctx.generator("train", cid), params=params)
+        new = ctx.state_of(model)
+        metrics = {"loss": m["loss"], "steps": m["steps"], "acc_local": acc, "mu": mu, "lam_broadcast": lam_own.tolist()}
+        metrics["depth"] = self.depth_of(ctx, cid)
+        return ClientUpdate(client={"model": new}, message={"state": S.select(new, keys), "blocks": own}, metrics=metrics)
+
+    def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        """Eq. 9/15 per block over the block's owners (renormalised Ω), unowned blocks unchanged; μ_A from the
+        previous global model's mean accuracy, each client evaluating it at its own depth."""
+        cids = sorted(messages)
+        if not cids:
+            return server
+        blocks = model_blocks(ctx.model)
+        g = server["model"]
+        w = aggregation_weights(ctx, cids, self.params.weights)
+        adaptive = self.params.mu_mode in ("sigmoid", "simple")
+        acc_g = float(np.mean([self._acc(ctx, g, c, "server") for c in cids])) if adaptive else float("nan")
+        mu = self.mu(ctx, acc_g)
+        lam = self._lambdas(ctx, mu, "aggregate", len(blocks))
+        uploads, owners = [messages[c]["state"] for c in cids], [messages[c]["blocks"] for c in cids]
+        new = owner_aggregate(g, uploads, w, owners, blocks, lam)
+        return {**server, "model": new, "mu_agg": mu, "acc_global": acc_g, "lam_agg": np.asarray(lam).tolist()}
+
+    def eval_module(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> torch.nn.Module:
+        """Client k's local model L_k at its depth M_k."""
+        return self._load(ctx, self.eval_state(ctx, cid, server, client), cid)
+
+    def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> torch.nn.Module:
+        """The global model cut to the unseen client's depth, its blocks fine-tuned when ``finetune``."""
+        model = self._load(ctx, server["model"], data.cid)
+        if finetune:
+            _, keys = self._owned_keys(ctx, data.cid)
+            params = [p for name, p in model.named_parameters() if name in set(keys)]
+            train_epochs(model, data.train, ctx.optim, ctx.generator("unseen", data.cid), ctx.finetune_epochs, params)
+        return model
+
+
 def effective_server_lr(lam_agg: np.ndarray) -> np.ndarray:
     """Per-block server learning rate that pMixFed's aggregation applies to the FedAvg pseudo-gradient: 1 − λ^A_i."""
     return 1.0 - np.asarray(lam_agg, dtype=np.float64)
@@ -295,12 +436,15 @@ __all__ = [
     "FedSimShock",
     "PMixFed",
     "PMixFedDynamic",
+    "PMixFedHetero",
     "PMixFedParams",
     "beta_alpha_schedule",
     "effective_server_lr",
     "lambda_aggregate",
     "lambda_broadcast",
     "model_blocks",
+    "owned_blocks",
+    "owner_aggregate",
     "mu_simple",
     "mu_sigmoid",
     "per_key",

@@ -147,14 +147,17 @@ def n_blocks(model: str, dataset: str, image_size: int | None, num_classes: int 
 
 def method_params(method: str, n: int, rounds: int) -> dict[str, Any]:
     """The paper's hyperparameters for ``method`` on a model with n blocks: split "in the middle"
-    (shared blocks 1..⌊n/2⌋), r = 2 fine-tuning epochs, Per-FedAvg α = β = 1e-3, pMixFed's horizon T."""
+    (shared blocks 1..⌊n/2⌋), r = 2 fine-tuning epochs, Per-FedAvg α = β = 1e-3, pMixFed's horizon T.
+    FedAlt, FedSim and LG-FedAvg start unseen clients from the clients' averaged personal part (spec §2.7)."""
     half = n // 2
     if method.startswith("pmixfed"):
         return {"horizon": rounds}
-    if method in ("fedalt", "fedsim", "fedsim-shock"):
+    if method in ("fedalt", "fedsim"):
+        return {"personal": f"top:{n - half}", "unseen_personal": "average"}
+    if method == "fedsim-shock":  # the Fig. 4 runs report seen clients only
         return {"personal": f"top:{n - half}"}
-    if method == "lg-fedavg":
-        return {"personal": f"bottom:{half}"}  # local lower layers, global upper layers (Liang et al. 2020)
+    if method == "lg-fedavg":  # local lower layers, global upper layers (Liang et al. 2020)
+        return {"personal": f"bottom:{half}", "unseen_personal": "average"}
     if method in ("fedavg-ft", "fedbabu"):
         return {"ft_epochs": 2}
     if method == "per-fedavg":
@@ -250,6 +253,77 @@ def depth_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[
     models = DEPTH_MODELS[::2] if profile == "smoke" else DEPTH_MODELS
     methods = ("pmixfed", "fedavg") if profile == "smoke" else ("pmixfed", "fedavg", "fedsim")
     return [pmixfed_config(profile, ds, "N10", m, model=md, seed=s, **overrides) for md in models for m in methods for s in seeds]
+
+
+# Table 3 analogue: clients of depths M_k (global model: 15 blocks), ownership-renormalised aggregation.
+HETERO_MODEL = "pmixfed-depth-mlp15"
+HETERO_DEPTHS = (3, 5, 7, 9, 11, 13)
+HETERO_VARIANTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("pMixFed", {}),
+    ("FedAvg (λ^B=1, λ^A=0)", {"mu_mode": "uniform", "lam_b": 1.0, "lam_a": 0.0}),
+    ("Local (λ^B=0)", {"mu_mode": "uniform", "lam_b": 0.0, "lam_a": 1.0}),
+)
+# profile → (dataset, ExperimentConfig overrides on top of the dataset's N10 setting)
+_HETERO: dict[str, tuple[str, dict[str, Any]]] = {
+    "smoke": ("fmnist", dict(num_clients=6, rounds=2, alpha=0.5, unseen_clients=0)),
+    "cpu": ("fmnist", dict(num_clients=12, rounds=14, alpha=0.5, unseen_clients=0, eval_every=2)),
+    "paper": ("cifar10", dict(num_clients=12, rounds=100, alpha=0.5, unseen_clients=0, eval_every=5)),
+}
+
+
+def hetero_depth_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[tuple[str, ExperimentConfig]]:
+    """Table 3 analogue: (label, config) of pMixFed, FedAvg and local training with heterogeneous client depths
+    M_k ∈ ``HETERO_DEPTHS`` (client k: depths[k mod 6]) of the 15-block residual MLP, N = 12, C = 1,
+    Dirichlet α = 0.5 (each block averaged over its owners, spec §2.6 item 5)."""
+    ds, fields = _HETERO[profile]
+    params = {"depths": list(HETERO_DEPTHS)}
+    fields = {**fields, "model": HETERO_MODEL, **overrides}
+    return [
+        (label, pmixfed_config(profile, ds, "N10", "pmixfed-hetero", {**params, **p}, seed=s, **fields))
+        for label, p in HETERO_VARIANTS
+        for s in seeds
+    ]
+
+
+def hetero_seeds(profile: str, seeds: Iterable[int]) -> list[int]:
+    """Seeds of the Table 3 runs: the main grid's, plus one more outside smoke (the runs are cheap, the per-depth
+    accuracies noisy)."""
+    seeds = list(seeds)
+    return seeds if profile == "smoke" else [*seeds, max(seeds) + 1]
+
+
+def depth_table(records: Iterable[dict[str, Any]], labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per (run, client): the client's depth M_k and its test accuracy at the best mean-validation
+    round and at the last round (``pmixfed-hetero`` runs), in [0, 1]."""
+    rows = []
+    for r in records:
+        cfg, summ = r["config"], r["summary"]
+        depths = cfg["method_params"]["depths"]
+        best = next(e for e in r["evals"] if e["round"] == summ["best_round"])
+        for cid, (acc_best, acc_last) in enumerate(zip(best["test_acc"], r["evals"][-1]["test_acc"])):
+            rows.append(
+                {
+                    "variant": (labels or {}).get(r["key"], cfg["method"]),
+                    "seed": cfg["seed"],
+                    "client": cid,
+                    "depth": int(depths[cid % len(depths)]),
+                    "acc": acc_best,
+                    "acc_last": acc_last,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def depth_trend(df: pd.DataFrame, variant: str, metric: str = "acc") -> dict[str, float]:
+    """Least-squares slope of accuracy (points) per added block over the clients of ``variant`` (pooled over seeds),
+    its standard error, and the Spearman correlation of depth with the per-depth mean."""
+    from scipy import stats
+
+    d = df[df.variant == variant]
+    fit = stats.linregress(d.depth.to_numpy(float), 100 * d[metric].to_numpy(float))
+    means = d.groupby("depth")[metric].mean()
+    rho = float(stats.spearmanr(means.index, means.values)[0]) if len(means) > 2 else float("nan")
+    return {"slope": float(fit.slope), "slope_se": float(fit.stderr), "spearman_means": rho}
 
 
 def rank_check(df: pd.DataFrame, metric: str, method: str = "pmixfed", others: Iterable[str] | None = None) -> dict[str, Any]:
@@ -395,6 +469,8 @@ def lambda_matrix(record: dict[str, Any], stage: str = "aggregate") -> np.ndarra
 
 __all__ = [
     "DEPTH_MODELS",
+    "HETERO_DEPTHS",
+    "HETERO_VARIANTS",
     "METHODS",
     "MU_VARIANTS",
     "PAPER_TABLE1",
@@ -403,6 +479,10 @@ __all__ = [
     "SETTINGS",
     "datasets",
     "depth_configs",
+    "depth_table",
+    "depth_trend",
+    "hetero_depth_configs",
+    "hetero_seeds",
     "main_configs",
     "main_methods",
     "majority_baseline",

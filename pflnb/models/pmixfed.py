@@ -1,6 +1,7 @@
 """pMixFed's architectures: the paper's CNNs (MNIST 2 conv + 2 FC, CIFAR 4 conv + 1 FC), MobileNetV1 with
 its 15 blocks (1 stem conv + 13 depthwise-separable blocks + FC), and equal-width deep MLPs for the depth
-experiment. Channel widths are not given in the paper ("Appendix ???"); the ones here are our choice."""
+experiment and the residual depth-cuttable MLP of the heterogeneous-depth experiment (Table 3). Channel widths
+are not given in the paper ("Appendix ???"); the ones here are our choice."""
 
 from __future__ import annotations
 
@@ -83,6 +84,32 @@ def deep_mlp(in_dim: int, num_classes: int, depth: int, width: int = 64) -> MLP:
     return MLP(in_dim, num_classes, hidden=(width,) * (depth - 1))
 
 
+class DepthMLP(MLP):
+    """Equal-width residual MLP whose depth can be cut per client (Table 3, heterogeneous model sizes).
+
+    Blocks (``layers()``): ``fc1`` (input → width, ReLU), residual blocks ``fc2 … fc{n−1}`` (h ← h + ReLU(W h + b))
+    and the head: n blocks. With ``active_depth = m`` the forward pass uses blocks 1..m−1 and the head (the
+    skipped residual blocks are exactly the identity), so a depth-m client owns global blocks 1..m−1 plus the
+    global head (spec §2.6 item 5). ``active_depth = None`` uses every block."""
+
+    def __init__(self, in_dim: int, num_classes: int, depth: int, width: int = 64) -> None:
+        if depth < 2:
+            raise ValueError(f"depth must be >= 2, got {depth}")
+        super().__init__(in_dim, num_classes, hidden=(width,) * (depth - 1))
+        self.depth = depth
+        self.active_depth: int | None = None
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """Activations after block ``active_depth − 1`` (every hidden block when None)."""
+        m = self.depth if self.active_depth is None else self.active_depth
+        if not 2 <= m <= self.depth:
+            raise ValueError(f"active_depth must be in [2, {self.depth}], got {m}")
+        x = self.relu(self.fc1(torch.flatten(x, 1)))
+        for j in range(2, m):
+            x = x + self.relu(getattr(self, f"fc{j}")(x))
+        return x
+
+
 PMIXFED_MODELS: dict[str, Callable[..., PFLModel]] = {
     "pmixfed-cnn": lambda c, s, k: CNN(k, c, s, channels=(16, 32), hidden=(64,)),  # MNIST CNN, reduced width: n = 4
     "pmixfed-cifar-cnn": lambda c, s, k: CNN(k, c, s, channels=(32, 64, 128, 128), hidden=()),  # 4 conv + 1 FC: n = 5
@@ -90,4 +117,5 @@ PMIXFED_MODELS: dict[str, Callable[..., PFLModel]] = {
     "pmixfed-mlp4": lambda c, s, k: deep_mlp(c * s * s, k, 4),
     "pmixfed-mlp8": lambda c, s, k: deep_mlp(c * s * s, k, 8),
     "pmixfed-mlp15": lambda c, s, k: deep_mlp(c * s * s, k, 15),
+    "pmixfed-depth-mlp15": lambda c, s, k: DepthMLP(c * s * s, k, 15, width=32),  # Table 3: per-client depth
 }
