@@ -160,3 +160,47 @@ def internals_panels(tables: dict[str, pd.DataFrame], gammas: np.ndarray) -> plt
     bx.set_title("distribution of the automatic drift γ_i")
     fig.tight_layout()
     return fig
+
+
+def s_acc_rounds(
+    curves: pd.DataFrame, per_seed: list[str] | None = None, baselines: list[str] | None = None, title: str = ""
+) -> plt.Figure:
+    """Fig. 5 analogue: client-mean S-acc of the P-models against round; (a) mean over seeds with a ±1 std band per
+    method (``baselines`` dashed), (b) one line per seed for the methods in ``per_seed`` (oscillations that the mean
+    over seeds blurs)."""
+    set_style()
+    d = curves.assign(s_acc=100 * curves.s_acc)
+    order = list(dict.fromkeys(d.method))
+    cb = sns.color_palette("colorblind", 10)
+    base = [m for m in order if m in (baselines or [])]
+    fam = [m for m in order if m not in base]
+    # the FedPG family in saturated colours, the baselines in muted ones (grey, brown, purple, pink)
+    colours = {m: cb[[0, 9, 2, 3, 1, 8][k % 6]] for k, m in enumerate(fam)}
+    colours.update({m: cb[[7, 5, 4, 6][k % 4]] for k, m in enumerate(base)})
+    per_seed = [m for m in (per_seed or []) if m in colours]
+    fig, axes = plt.subplots(1, 2 if per_seed else 1, figsize=(14 if per_seed else 8, 4.4), squeeze=False)
+    ax = axes[0, 0]
+    for m in order:
+        g = d[d.method == m].groupby("round").s_acc
+        mean, std = g.mean(), g.std(ddof=1).fillna(0.0)
+        ls = "--" if m in base else "-"
+        ax.plot(mean.index, mean.values, ls=ls, lw=1.8, color=colours[m], label=m)
+        ax.fill_between(mean.index, mean - std, mean + std, color=colours[m], alpha=0.12, lw=0)
+    ax.set_xlabel("round")
+    ax.set_ylabel("mean S-acc of the P-models (%)")
+    ax.set_title("(a) mean over seeds, ±1 std band (dashed: baselines)")
+    ax.legend(fontsize="small", ncol=2, loc="upper left")
+    if per_seed:
+        bx = axes[0, 1]
+        for m in per_seed:
+            for k, (_, g) in enumerate(d[d.method == m].groupby("seed")):
+                bx.plot(g["round"], g["s_acc"], color=colours[m], lw=1.3, alpha=0.9, label=m if k == 0 else None)
+        bx.set_xlabel("round")
+        bx.set_ylabel("mean S-acc of the P-models (%)")
+        bx.set_title("(b) FedPG variants, one line per seed")
+        bx.legend(fontsize="small", loc="upper left")
+        bx.set_ylim(axes[0, 0].get_ylim())
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

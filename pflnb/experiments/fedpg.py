@@ -10,10 +10,14 @@ Metrics (spec fedpg.md §4, ambiguity A16, the authors' pooled-subsample reading
 P-models: the method's own evaluated model (``eval_module``) for personalized methods; for methods without
 personalization (FedProx, FedMGDA+) the G-model trained ``local_epochs`` more epochs on the client's train
 split, i.e. a local-training result started from the G-model (the FedROD protocol the paper follows).
+
+Fig. 5 (S-acc vs round, Pat-2, full participation): :func:`fig5_config`, :func:`fig5_configs` and :func:`run_s_acc`, which
+swaps each client's test split for its S-acc(½) sample so that the engine's per-round test accuracy is the S-acc.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import Any
@@ -24,9 +28,10 @@ import torch
 
 from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.partial import PartialFedAvg
-from pflnb.data import build_federated
+from pflnb.data import FederatedDataset, build_federated
+from pflnb.data.federated import Split
 from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.experiments.run import cache_path, run
+from pflnb.experiments.run import cache_path, results_root, run, run_many
 from pflnb.fl.engine import Context
 from pflnb.fl.training import train_epochs
 from pflnb.models import build_model
@@ -319,4 +324,100 @@ def internals_table(
         row["gamma_mean"] = float(np.mean(g)) if g else np.nan
         row["gamma_max"] = float(np.max(g)) if g else np.nan
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------------ Fig. 5
+# Mean S-acc of the P-models vs round: Pat-2 (2 classes per client), full participation (spec §5 Fig. 5, §7 item 7).
+# Settings that differ from the profile's FedPG base config (which gives the dataset, model, B, E, lr decay).
+FIG5_SETTINGS: dict[str, dict[str, Any]] = {
+    "smoke": dict(num_clients=10, rounds=3, eval_every=1),
+    # 20 clients (each class on 4 clients), 3000 images (90 train / 30 test images per client), 30 rounds, an
+    # evaluation every round: the seven curves × 2 seeds take ≈ 115 s of one CPU core (budget 150 s)
+    "cpu": dict(num_clients=20, max_samples=3000, rounds=30, eval_every=1),
+    # the paper's scale: 100 clients all online (each class on 20 clients), 2000 rounds, the whole dataset
+    "paper": dict(num_clients=100, rounds=2000, eval_every=20),
+}
+FIG5_LR_FACTOR = 5  # FedPG′ runs FedPG with η/5 ("a lower learning rate"); the probe "FedPG (5η)" with 5η
+# label -> (method, params, learning-rate rule): "η", "η/5", "5η" relative to FedPG's η; "base": the baselines' lr
+FIG5_METHODS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "FedPG": ("fedpg", {}, "η"),
+    "FedPG′ (η/5)": ("fedpg", {}, "η/5"),
+    "FedPG (5η)": ("fedpg", {}, "5η"),
+    "S-FedPG": ("s-fedpg", {}, "η"),
+    "FedAvg-FT": ("fedavg-ft", {"ft_epochs": 1}, "base"),
+    "Ditto": ("ditto", {}, "base"),
+    "FedRep": ("fedrep", {}, "base"),
+}
+
+
+def fig5_config(profile: str, dataset: str = "fmnist", **overrides: Any) -> ExperimentConfig:
+    """Fig. 5 base config at ``profile``: the FedPG config with Pat-2 (2 classes per client), every client online
+    each round, and the profile's :data:`FIG5_SETTINGS` (clients, data, rounds, evaluation interval)."""
+    if profile not in FIG5_SETTINGS:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(FIG5_SETTINGS)}")
+    cfg = fedpg_config(profile, dataset).replace(partition="pathological", classes_per_client=2, participation=1.0)
+    return cfg.replace(**FIG5_SETTINGS[profile]).replace(**overrides)
+
+
+def fig5_configs(base: ExperimentConfig, seeds: list[int], lr_pg: float) -> dict[str, list[ExperimentConfig]]:
+    """The Fig. 5 runs per label of :data:`FIG5_METHODS`, one config per seed: FedPG and S-FedPG at η = ``lr_pg``,
+    FedPG′ at η / FIG5_LR_FACTOR, the probe FedPG (5η) at η · FIG5_LR_FACTOR, the baselines at ``base.lr``."""
+    lrs = {"η": lr_pg, "η/5": lr_pg / FIG5_LR_FACTOR, "5η": lr_pg * FIG5_LR_FACTOR, "base": base.lr}
+    return {
+        label: [base.replace(method=method, method_params=dict(params), lr=lrs[rule], seed=s) for s in seeds]
+        for label, (method, params, rule) in FIG5_METHODS.items()
+    }
+
+
+def s_acc_test_splits(data: FederatedDataset, seed: int, c: float = S_ACC_C) -> FederatedDataset:
+    """Evaluation protocol of Fig. 5: client i's test split becomes its S-acc(c) sample (:func:`mixing_sample`, the
+    samples of :func:`pm_scores`), so the engine's per-round test accuracy of client i's model is its S-acc(c)."""
+    tests = [cl.test for cl in data.clients]
+    sizes = [len(t) for t in tests]
+    X, Y = torch.cat([t.x for t in tests]), torch.cat([t.y for t in tests])
+    clients = []
+    for i, cl in enumerate(data.clients):
+        idx = torch.as_tensor(mixing_sample(sizes, i, c, seed), device=X.device)
+        clients.append(dataclasses.replace(cl, test=Split(X[idx], Y[idx])))
+    return dataclasses.replace(data, clients=clients, info={**data.info, "protocol": f"s-acc({c})"})
+
+
+def run_s_acc(configs: list[ExperimentConfig], **kwargs: Any) -> list[dict[str, Any]]:
+    """``run_many`` with the S-acc(0.5) test splits of :func:`s_acc_test_splits`, cached apart (results/fedpg-s-acc/):
+    every evaluation round's ``test_acc`` is then the per-client S-acc of the P-models."""
+    return run_many(configs, root=results_root() / "fedpg-s-acc", data_hook=s_acc_test_splits, **kwargs)
+
+
+def s_acc_rounds_table(records: list[dict[str, Any]], labels: list[str]) -> pd.DataFrame:
+    """Long table of client-mean S-acc per run and evaluation round (records of :func:`run_s_acc`)."""
+    rows = []
+    for r, label in zip(records, labels):
+        for e in r["evals"]:
+            rows.append(
+                {"method": label, "seed": r["config"]["seed"], "round": e["round"], "s_acc": float(np.mean(e["test_acc"]))}
+            )
+    return pd.DataFrame(rows)
+
+
+def curve_stats(curves: pd.DataFrame, early: int) -> pd.DataFrame:
+    """Per method and seed, from a :func:`s_acc_rounds_table`: the final S-acc; the mean S-acc over the evaluations of
+    rounds ≤ ``early`` (speed); and over the whole run the summed drops of the curve between consecutive
+    evaluations (0 for a non-decreasing curve) and the largest single drop (oscillation)."""
+    rows = []
+    for method in dict.fromkeys(curves["method"]):  # methods in order of appearance, seeds ascending
+        for seed, g in curves[curves["method"] == method].sort_values("round").groupby("seed"):
+            v = g["s_acc"].to_numpy()
+            steps = np.diff(v)
+            down = -steps[steps < 0]
+            rows.append(
+                {
+                    "method": method,
+                    "seed": seed,
+                    "final": float(v[-1]),
+                    "early_mean": float(g.loc[g["round"] <= early, "s_acc"].mean()),
+                    "drops": float(down.sum()),
+                    "max_drop": float(down.max()) if down.size else 0.0,
+                }
+            )
     return pd.DataFrame(rows)
