@@ -28,14 +28,15 @@ def figure_dir(paper: str, profile: str) -> Path:
 
 
 def save(fig: plt.Figure, name: str, folder: str | Path) -> Path:
-    """Save ``fig`` as ``<folder>/<name>.png`` and ``.pdf`` (folder relative to figures/ unless absolute)."""
+    """Save ``fig`` as ``<folder>/<name>.png`` and ``.pdf`` (folder relative to figures/ unless absolute), without
+    timestamps or version stamps, so that re-running a notebook on the same results leaves the files unchanged."""
     folder = Path(folder)
     if not folder.is_absolute():
         folder = FIGURES / folder
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
-    fig.savefig(path)
-    fig.savefig(folder / f"{name}.pdf")
+    fig.savefig(path, metadata={"Software": None})
+    fig.savefig(folder / f"{name}.pdf", metadata={"CreationDate": None, "Creator": None, "Producer": None})
     return path
 
 
