@@ -77,6 +77,7 @@ class FedFacParams:
     weights: str = "n_samples"
     global_lr: float = 1.0
     ensemble_unseen: bool = False
+    ensemble_from: int = 0  # the Ensemble is computed on evaluation rounds t >= ensemble_from (it costs C forward passes)
 
     def validate(self) -> None:
         """Reject values outside the allowed sets."""
@@ -100,6 +101,8 @@ class FedFacParams:
             raise ValueError("warm_epochs and warm_clients must be >= 0 and max_iter >= 1")
         if self.global_lr <= 0:
             raise ValueError(f"global_lr must be > 0, got {self.global_lr}")
+        if self.ensemble_from < 0:
+            raise ValueError(f"ensemble_from must be >= 0, got {self.ensemble_from}")
 
 
 @dataclass(frozen=True)
@@ -387,8 +390,9 @@ class FedFac(Algorithm):
         return [float((p == d.test.y).float().mean()) for p, d in zip(pred, ctx.data.unseen)]
 
     def extra_metrics(self, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]) -> dict[str, Any]:
-        """``ensemble_unseen``: per held-out client accuracy of the Ensemble prediction (when enabled)."""
-        if self.params.ensemble_unseen and ctx.data.unseen:
+        """``ensemble_unseen``: per held-out client accuracy of the Ensemble prediction (when enabled, from round
+        ``ensemble_from`` on)."""
+        if self.params.ensemble_unseen and ctx.data.unseen and ctx.round >= self.params.ensemble_from:
             return {"ensemble_unseen": self.ensemble_accuracy(ctx, server, clients)}
         return {}
 

@@ -118,3 +118,42 @@ def to_federated(sim: Simulation, fractions: tuple[float, float, float] = (0.6, 
         clients.append(ClientData(c, f"client{c}", "simulation", *splits))
     info = {"d1": sim.d1, "d2": sim.d2, "m1": sim.m1, "m": sim.m}
     return FederatedDataset("simulation-fedfac", clients, 2, (1, 1, d), info=info)
+
+
+SPLITS_MOTIVATION = ("iid", "non-iid")
+
+
+def digits_clients(
+    split: str, n_clients: int = 50, seed: int = 0, fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
+) -> FederatedDataset:
+    """scikit-learn's bundled digits (1797 images, 8×8, scaled to [0, 1]) over ``n_clients`` (Figs. 1–2, §3.8):
+    ``"iid"`` deals a random permutation into equal shards; ``"non-iid"`` splits each digit into
+    ``n_clients / 10`` groups, so client c holds only digit ``c // (n_clients / 10)``."""
+    from sklearn.datasets import load_digits
+
+    if split not in SPLITS_MOTIVATION:
+        raise ValueError(f"split must be one of {SPLITS_MOTIVATION}, got {split!r}")
+    if split == "non-iid" and (n_clients < 10 or n_clients % 10):
+        raise ValueError(f"n_clients must be a positive multiple of 10 for the non-iid split, got {n_clients}")
+    if not 1 <= n_clients <= 180:
+        raise ValueError(f"n_clients must be in 1..180 (about 10 samples per client at least), got {n_clients}")
+    if abs(sum(fractions) - 1.0) > 1e-9 or min(fractions) < 0:
+        raise ValueError(f"fractions must be non-negative and sum to 1, got {fractions}")
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
+    y = digits.target.astype(np.int64)
+    rng = np.random.default_rng(seed)
+    if split == "iid":
+        parts = np.array_split(rng.permutation(len(y)), n_clients)
+    else:
+        groups = n_clients // 10
+        parts = [g for k in range(10) for g in np.array_split(rng.permutation(np.flatnonzero(y == k)), groups)]
+    clients = []
+    for c, idx in enumerate(parts):
+        n = len(idx)
+        n_tr, n_va = int(round(fractions[0] * n)), int(round(fractions[1] * n))
+        cut = np.split(idx, [n_tr, n_tr + n_va])
+        splits = [Split(torch.from_numpy(x[p]), torch.from_numpy(y[p])) for p in cut]
+        domain = "all digits" if split == "iid" else f"digit {int(y[idx[0]])}"
+        clients.append(ClientData(c, f"client{c}", domain, *splits))
+    return FederatedDataset(f"digits-{split}", clients, 10, (1, 8, 8), info={"split": split})

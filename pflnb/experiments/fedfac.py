@@ -18,13 +18,13 @@ import numpy as np
 import torch
 
 from pflnb.algorithms import make_algorithm
-from pflnb.data.simulation_fedfac import Simulation, simulate, to_federated
+from pflnb.data.simulation_fedfac import SPLITS_MOTIVATION, Simulation, digits_clients, simulate, to_federated
 from pflnb.experiments.config import ExperimentConfig, profile_config
 from pflnb.experiments.run import results_root
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
-from pflnb.fl.engine import to_jsonable
+from pflnb.fl.engine import Context, to_jsonable
 from pflnb.models.nets import MLP
-from pflnb.theory.factor import fa_partition
+from pflnb.theory.factor import fa_partition, kl_entropy
 
 # ---- label-skew benchmarks (Table 2 analogue) -------------------------------------------------------
 
@@ -81,9 +81,33 @@ def setting_configs(profile: str, data_root: str | None = None, device: str = "a
 
 
 def config_for(base: ExperimentConfig, label: str, seed: int, **params: Any) -> ExperimentConfig:
-    """The config of method ``label`` (a key of METHODS) on ``base`` (one setting), its params overridden."""
+    """The config of method ``label`` (a key of METHODS) on ``base`` (one setting), its params overridden; the
+    new-client Ensemble is computed at the last round only (the notebook reads that one)."""
     method, defaults = METHODS[label]
-    return base.replace(method=method, method_params={**defaults, **params}, seed=seed)
+    extra = {"ensemble_from": base.rounds} if defaults.get("ensemble_unseen") else {}
+    return base.replace(method=method, method_params={**defaults, **extra, **params}, seed=seed)
+
+
+# ---- feature shift: digits5-lite, one client per domain (Table 2 analogue on a second dataset) ------------
+
+_DIGITS5: dict[str, dict[str, Any]] = {
+    "smoke": dict(dataset="digits5-lite", image_size=8, rounds=2, eval_every=1),
+    "cpu": dict(dataset="digits5-lite", image_size=16, rounds=30, eval_every=5),
+    "paper": dict(dataset="digits5", image_size=28, rounds=100, eval_every=5),
+}
+DIGITS5_METHODS = ("FedAvg", "FedProx", "FedPer", "LG-FedAvg", "FedRep", "Local", "FedFac static", "FedFac dynamic")
+
+
+def digits5_base(profile: str, data_root: str | None = None, device: str = "auto") -> ExperimentConfig:
+    """Feature shift, one client per domain (MNIST, SVHN, USPS, SynthDigits, MNIST-M styles), full participation:
+    digits5-lite (smoke, cpu; 16×16 at cpu) or the real Digits5 folder (paper), with FedFac's fedfac-cnn, Adam
+    1e-3, batch 32, one local epoch per round."""
+    kw = dict(_DIGITS5[profile])
+    dataset = kw.pop("dataset")
+    common = {k: v for k, v in _COMMON.items() if k not in ("image_size", "fractions")}
+    return profile_config(
+        profile, dataset, data_root=data_root, device=device, partition="by-domain", num_clients=5, **common, **kw
+    )
 
 
 def paper_configs(data_root: str | None = None, device: str = "auto") -> dict[str, ExperimentConfig]:
@@ -213,3 +237,95 @@ def run_sim(setting: SimSetting, label: str, seed: int, profile: str = "cpu", ca
 def last_mean(record: dict[str, Any], k: int = 5) -> float:
     """Client-mean test accuracy averaged over the last ``k`` evaluations."""
     return float(np.mean([np.mean(e["test_acc"]) for e in record["evals"][-k:]]))
+
+
+# ---- the motivating experiment (Figs. 1–2, spec §3.8) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MotivationSetting:
+    """Figs. 1–2 on scikit-learn's digits: clients, hidden width, local Adam epochs, batch size, k of the entropy."""
+
+    n_clients: int = 50
+    hidden: int = 200
+    epochs: int = 20
+    lr: float = 1e-3
+    batch_size: int = 16
+    k: int = 3
+    dead_std: float = 1e-6
+
+
+MOTIVATION_PROFILES: dict[str, dict[str, Any]] = {"smoke": dict(n_clients=10, epochs=2), "cpu": {}, "paper": {}}
+
+
+def motivation_setting(profile: str, **overrides: Any) -> MotivationSetting:
+    """The profile's Figs. 1–2 setting with overrides."""
+    return MotivationSetting(**{**MOTIVATION_PROFILES[profile], **overrides})
+
+
+def neuron_activations(split: str, setting: MotivationSetting = MotivationSetting(), seed: int = 0) -> dict[str, Any]:
+    """Figs. 1–2: every client trains its own MLP 64→m→10 from one common init (the engine's ``local`` method,
+    one round of ``epochs`` Adam epochs); returns the (m, C) mean ReLU activation of neuron j of client c's
+    model on client c's training data, each neuron's Kozachenko–Leonenko entropy across clients (NaN for
+    dead neurons, whose across-client std is below ``dead_std``) and the clients' test accuracies."""
+    if split not in SPLITS_MOTIVATION:
+        raise ValueError(f"split must be one of {SPLITS_MOTIVATION}, got {split!r}")
+    data = digits_clients(split, setting.n_clients, seed)
+    opt = OptimConfig(lr=setting.lr, batch_size=setting.batch_size, local_epochs=setting.epochs, optimizer="adam")
+    settings = RunSettings(rounds=1, seed=seed, optim=opt, progress=False)
+    algorithm = make_algorithm("local", {})
+
+    def model_fn() -> MLP:
+        return MLP(64, 10, hidden=(setting.hidden,))
+
+    with torch.random.fork_rng(devices=[]):
+        record = run_simulation(algorithm, data, model_fn, settings)
+    ctx = Context(data, model_fn, opt, seed, torch.device("cpu"))
+    server, clients = record["final"]["server"], record["final"]["clients"]
+    act = np.zeros((setting.hidden, setting.n_clients))
+    with torch.no_grad():
+        for cid in range(data.num_clients):
+            model = algorithm.eval_module(ctx, cid, server, clients[cid])
+            model.eval()
+            act[:, cid] = model.features(data.clients[cid].train.x).mean(0).cpu().numpy()
+    alive = act.std(1) >= setting.dead_std
+    entropy = np.array([kl_entropy(a, setting.k) if ok else np.nan for a, ok in zip(act, alive)])
+    return {
+        "split": split,
+        "activations": act,
+        "entropy": entropy,
+        "alive": alive,
+        "domains": [c.domain for c in data.clients],
+        "test_acc": np.asarray(record["evals"][-1]["test_acc"]),
+    }
+
+
+def entropy_summary(entropy: np.ndarray, quantiles: tuple[float, ...] = (0.05, 0.25, 0.5, 0.75, 0.95)) -> dict[str, float]:
+    """Quantiles and IQR of the per-neuron entropies (dead neurons, NaN, left out)."""
+    e = np.asarray(entropy, dtype=np.float64)
+    e = e[np.isfinite(e)]
+    qs = np.quantile(e, quantiles)
+    out = {f"q{int(round(100 * q))}": float(v) for q, v in zip(quantiles, qs)}
+    out["iqr"] = float(np.quantile(e, 0.75) - np.quantile(e, 0.25))
+    out["alive"] = int(e.size)
+    return out
+
+
+def activation_spread(activations: np.ndarray, dead_std: float = 1e-6) -> float:
+    """Mean over live neurons of the across-client coefficient of variation (std / mean) of the mean activation."""
+    act = np.asarray(activations, dtype=np.float64)
+    live = act.std(1) >= dead_std
+    return float((act[live].std(1) / act[live].mean(1)).mean())
+
+
+def train_time(record: dict[str, Any]) -> float:
+    """Training time of a run (Table 7): rounds × the median per-round time of local training plus aggregation
+    (evaluation and one-time start-up costs, such as imports in the first round, are left out)."""
+    per = [r["time"]["local"] + r["time"]["aggregate"] for r in record["rounds"]]
+    return float(len(per) * np.median(per))
+
+
+def fa_time_share(record: dict[str, Any]) -> float:
+    """Share of a FedFac run's local-training plus aggregation time spent in the factor analysis."""
+    total = sum(r["time"]["local"] + r["time"]["aggregate"] for r in record["rounds"])
+    return float(sum(r["internals"].get("fa_time", 0.0) for r in record["rounds"]) / total)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import digamma
 from threadpoolctl import threadpool_limits
 
 
@@ -166,3 +167,13 @@ def recovery(nu: np.ndarray, true_shared: np.ndarray) -> dict[str, float]:
     pred = np.zeros_like(true_shared)
     pred[order[: int(true_shared.sum())]] = True
     return {"auc": auc(nu, true_shared), "accuracy": float((pred == true_shared).mean()), "q": float(q)}
+
+
+def kl_entropy(values: np.ndarray, k: int = 3, eps: float = 1e-10) -> float:
+    """Kozachenko–Leonenko k-NN entropy of a 1-D sample (Figs. 1–2, [18]): ψ(N) − ψ(k) + log 2 + mean_i log r_{i,k},
+    r_{i,k} the distance of x_i to its k-th nearest neighbour (clipped at ``eps``, so ties do not give −∞)."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if k < 1 or len(v) <= k:
+        raise ValueError(f"kl_entropy needs 1 <= k < number of values, got k={k} with {len(v)} values")
+    r = np.sort(np.abs(v[:, None] - v[None, :]), axis=1)[:, k]  # column 0 is the point itself
+    return float(digamma(len(v)) - digamma(k) + np.log(2.0) + np.log(np.maximum(r, eps)).mean())

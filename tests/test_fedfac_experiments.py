@@ -1,0 +1,106 @@
+"""FedFac experiment helpers: the motivating experiment (Figs. 1–2) and the digits5-lite / Fashion-MNIST configs."""
+
+import numpy as np
+import pytest
+from conftest import make_toy_data
+
+from pflnb.algorithms import make_algorithm
+from pflnb.data.simulation_fedfac import digits_clients
+from pflnb.experiments import fedfac as X
+from pflnb.fl import OptimConfig, RunSettings, run_simulation
+from pflnb.models import MLP, build_model
+from pflnb.theory.factor import kl_entropy
+
+
+def test_digits_clients_iid_and_one_digit_per_client():
+    non = digits_clients("non-iid", 20, seed=0)
+    iid = digits_clients("iid", 20, seed=0)
+    for fd in (non, iid):
+        assert fd.num_clients == 20 and fd.input_shape == (1, 8, 8)
+        assert sum(len(c.train) + len(c.val) + len(c.test) for c in fd.clients) == 1797
+        assert 0.0 <= float(fd.clients[0].train.x.min()) and float(fd.clients[0].train.x.max()) <= 1.0
+    for c in non.clients:  # each digit split into 2 groups: client c holds digit c // 2 only
+        ys = np.concatenate([s.y.numpy() for s in (c.train, c.val, c.test)])
+        assert set(ys.tolist()) == {c.cid // 2} and c.domain == f"digit {c.cid // 2}"
+    assert all(len(set(c.train.y.tolist())) >= 5 for c in iid.clients)
+    with pytest.raises(ValueError, match="multiple of 10"):
+        digits_clients("non-iid", 25)
+    with pytest.raises(ValueError, match="split"):
+        digits_clients("dirichlet", 20)
+
+
+def test_activation_spread():
+    act = np.array([[1.0, 3.0, 1.0, 3.0], [0.0, 0.0, 0.0, 4.0], [2.0, 2.0, 2.0, 2.0]])  # shared, one-client, constant
+    assert X.activation_spread(act) == pytest.approx(0.5 * (0.5 + np.sqrt(3.0)))  # constant neurons are left out
+
+
+def test_kl_entropy_gaussian_scale_and_ties():
+    x = np.random.default_rng(0).normal(size=4000)
+    assert kl_entropy(x) == pytest.approx(0.5 * np.log(2 * np.pi * np.e), abs=0.05)  # N(0, 1): 1.419
+    assert kl_entropy(3.0 * x + 1.0) == pytest.approx(kl_entropy(x) + np.log(3.0), abs=1e-9)  # H(aX+b) = H(X) + log a
+    ties = np.r_[np.zeros(10), 1.0]
+    assert np.isfinite(kl_entropy(ties)) and kl_entropy(ties) < -10  # clipped distances: very low, not −∞
+    with pytest.raises(ValueError, match="k"):
+        kl_entropy(np.arange(3.0), k=3)
+
+
+def test_neuron_activations_non_iid_is_client_specific():
+    st = X.MotivationSetting(n_clients=20, hidden=32, epochs=3)
+    runs = {s: X.neuron_activations(s, st, seed=0) for s in ("iid", "non-iid")}
+    for r in runs.values():
+        assert r["activations"].shape == (32, 20) and (r["activations"] >= 0).all()
+        assert r["entropy"].shape == (32,) and np.isnan(r["entropy"][~r["alive"]]).all()
+        assert np.isfinite(r["entropy"][r["alive"]]).all() and r["test_acc"].shape == (20,)
+    again = X.neuron_activations("non-iid", st, seed=0)  # deterministic from the seed
+    assert np.array_equal(again["activations"], runs["non-iid"]["activations"])
+
+    # a neuron's mean activation varies much more across one-digit clients than across IID clients
+    spread = {s: X.activation_spread(r["activations"]) for s, r in runs.items()}
+    assert spread["non-iid"] > 1.25 * spread["iid"]
+    assert X.entropy_summary(runs["non-iid"]["entropy"])["iqr"] > X.entropy_summary(runs["iid"]["entropy"])["iqr"]
+
+
+def test_neuron_activations_start_from_one_common_init():
+    # with a vanishing learning rate every client keeps the common init: activations differ only through data
+    st = X.MotivationSetting(n_clients=10, hidden=16, epochs=1, lr=1e-12)
+    r = X.neuron_activations("non-iid", st, seed=3)
+    data = digits_clients("non-iid", 10, seed=3)
+    settings = RunSettings(rounds=1, seed=3, optim=OptimConfig(lr=1e-12, local_epochs=1, optimizer="adam"), progress=False)
+    rec = run_simulation(make_algorithm("fedavg"), data, lambda: MLP(64, 10, hidden=(16,)), settings)
+    model = MLP(64, 10, hidden=(16,))
+    model.load_state_dict(rec["final"]["server"]["model"])
+    for cid in (0, 9):
+        expected = model.features(data.clients[cid].train.x).mean(0).detach().numpy()
+        assert np.allclose(r["activations"][:, cid], expected, atol=1e-5)
+
+
+def test_digits5_and_fmnist_configs():
+    base = X.digits5_base("smoke")
+    assert base.dataset == "digits5-lite" and base.partition == "by-domain" and base.num_clients == 5
+    assert base.model == "fedfac-cnn" and base.optimizer == "adam"
+    cpu = X.digits5_base("cpu")
+    assert cpu.image_size == 16 and cpu.participation == 1.0
+    assert X.digits5_base("paper").dataset == "digits5"
+    for lab in X.DIGITS5_METHODS:
+        X.config_for(cpu, lab, 0).validate()
+    dyn = X.config_for(X.fmnist_base("smoke"), "FedFac dynamic", 1)
+    assert dyn.method_params["ensemble_from"] == dyn.rounds and dyn.seed == 1
+
+
+def test_ensemble_only_from_the_given_round():
+    data = make_toy_data(unseen=1)
+    settings = RunSettings(rounds=3, optim=OptimConfig(lr=0.05, batch_size=8), progress=False)
+    fn = lambda: build_model("mlp2", data.input_shape, data.num_classes)  # noqa: E731
+    params = {"layers": (1,), "ensemble_unseen": True, "ensemble_from": 3, "max_iter": 5}
+    rec = run_simulation(make_algorithm("fedfac", params), data, fn, settings)
+    assert [("extra" in e) for e in rec["evals"]] == [False, False, True]
+    with pytest.raises(ValueError, match="ensemble_from"):
+        make_algorithm("fedfac", {"ensemble_from": -1})
+
+
+def test_train_time_ignores_evaluation_and_a_slow_first_round():
+    rounds = [{"time": {"local": 9.0, "aggregate": 1.0, "eval": 5.0}, "internals": {"fa_time": 0.5}}]
+    rounds += [{"time": {"local": 0.9, "aggregate": 0.1, "eval": 5.0}, "internals": {"fa_time": 0.05}} for _ in range(4)]
+    rec = {"rounds": rounds}
+    assert X.train_time(rec) == pytest.approx(5 * 1.0)
+    assert X.fa_time_share(rec) == pytest.approx(0.7 / 14.0)
