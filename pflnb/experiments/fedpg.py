@@ -32,6 +32,7 @@ from pflnb.data import FederatedDataset, build_federated
 from pflnb.data.federated import Split
 from pflnb.experiments.config import ExperimentConfig, profile_config
 from pflnb.experiments.run import cache_path, results_root, run, run_many
+from pflnb.experiments.tables import curve_table
 from pflnb.fl.engine import Context
 from pflnb.fl.training import train_epochs
 from pflnb.models import build_model
@@ -390,14 +391,10 @@ def run_s_acc(configs: list[ExperimentConfig], **kwargs: Any) -> list[dict[str, 
 
 
 def s_acc_rounds_table(records: list[dict[str, Any]], labels: list[str]) -> pd.DataFrame:
-    """Long table of client-mean S-acc per run and evaluation round (records of :func:`run_s_acc`)."""
-    rows = []
-    for r, label in zip(records, labels):
-        for e in r["evals"]:
-            rows.append(
-                {"method": label, "seed": r["config"]["seed"], "round": e["round"], "s_acc": float(np.mean(e["test_acc"]))}
-            )
-    return pd.DataFrame(rows)
+    """Long table of client-mean S-acc per run and evaluation round (records of :func:`run_s_acc`), one label per run."""
+    per_run = [len(r["evals"]) for r in records]
+    table = curve_table(records).assign(method=np.repeat(labels, per_run))
+    return table.rename(columns={"test_acc": "s_acc"})[["method", "seed", "round", "s_acc"]]
 
 
 def curve_stats(curves: pd.DataFrame, early: int) -> pd.DataFrame:
