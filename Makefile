@@ -11,7 +11,7 @@ WORKERS ?= 2
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data test unit notebooks lint format reproduce benchmark clean
+.PHONY: help env data test unit notebooks lint format reproduce ledger benchmark clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -48,6 +48,11 @@ test: env data lint unit notebooks ## everything CI runs: lint, unit tests, smok
 
 reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time) into executed/
 	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE)
+	$(VENV)/bin/pflnb claims --update-readme
+
+ledger: env ## print every paper's claims and verdicts; rewrite the README's results overview from figures/*/claims.csv
+	$(VENV)/bin/pflnb claims --update-readme
+	$(VENV)/bin/pflnb claims
 
 benchmark: env data ## client-steps per second and peak memory of the engine; serial vs worker-process batches
 	$(PY) benchmarks/engine_throughput.py --threads 1 2

@@ -116,6 +116,35 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_claims(args: argparse.Namespace) -> int:
+    from pflnb.experiments import claims as C
+
+    if args.update_readme:
+        readme = Path(__file__).resolve().parents[1] / "README.md"
+        text = readme.read_text()
+        new = C.readme_with_ledger(text, args.figures)
+        if new != text:
+            readme.write_text(new)
+        print(f"[pflnb] ledger in {readme.name} {'updated' if new != text else 'already current'}")
+        return 0
+    if args.markdown:
+        print(C.ledger_markdown(args.figures))
+        return 0
+    table = C.ledger(args.figures)
+    with pd_options():
+        print(table[["paper", "claim", "paper value", "ours", "verdict"]].to_string(index=False))
+        print()
+        print(C.ledger_counts(table).to_string(index=False))
+    return 0
+
+
+def pd_options():
+    """Pandas display options for wide text tables in a terminal."""
+    import pandas as pd
+
+    return pd.option_context("display.max_colwidth", 90, "display.width", 250)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pflnb`` command."""
     parser = argparse.ArgumentParser(prog="pflnb", description="Personalized federated learning reproductions.")
@@ -131,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("notebooks", nargs="*")
     p_rep.add_argument("--profile", default="cpu", choices=PROFILES)
     p_rep.add_argument("--quiet", action="store_true")
+    p_cl = sub.add_parser("claims", help="the ledger: every paper's claims and verdicts from figures/<paper>/claims.csv")
+    p_cl.add_argument("--figures", default=None, help="figures folder (default: the repository's figures/)")
+    p_cl.add_argument("--markdown", action="store_true", help="print the ledger as Markdown")
+    p_cl.add_argument("--update-readme", action="store_true", help="write the ledger into README.md between its markers")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -139,8 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(args, [args.method])
         if args.command == "sweep":
             return _cmd_run(args, args.methods)
+        if args.command == "claims":
+            return _cmd_claims(args)
         return _cmd_reproduce(args)
-    except (ValueError, DataUnavailable) as err:
+    except (ValueError, FileNotFoundError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2
 

@@ -117,16 +117,14 @@ def test_cli_run_smoke(capsys, tmp_path, monkeypatch):
 
 
 def test_claims_helpers():
-    from pflnb.experiments import Claim, claims_table, mean_std_str, verdict
+    from pflnb.experiments import Claim, claims_table, mean_std_str
+    from pflnb.experiments.claims import identity
 
     assert mean_std_str([0.5, 0.7]) == "60.0 ± 14.1 (n=2)"
     assert mean_std_str([0.5]) == "50.0 ± 0.0 (n=1)"
-    assert verdict(True) == "reproduced" and verdict(False) == "not reproduced"
-    assert verdict(True, testable=False) == "not testable at this scale"
-    df = claims_table([Claim("a beats b", "+3", "+1.0 ± 0.5", "reproduced")])
-    assert list(df.columns) == ["claim", "paper", "ours", "verdict", "note"]
-    with pytest.raises(ValueError, match="verdict"):
-        Claim("x", "y", "z", "sort of")
+    df = claims_table([Claim("a equals b", "exact", identity(1e-15, 1e-12))])
+    assert list(df.columns) == ["claim", "paper", "ours", "verdict", "category", "seeds", "note"]
+    assert df.verdict[0] == "reproduced"
 
 
 def test_missing_fmnist_falls_back_to_digits5_lite_with_a_note(tmp_path, monkeypatch, capsys):

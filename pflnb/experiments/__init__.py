@@ -1,6 +1,6 @@
 """Configs, profiles, cached runs and sweeps, tidy result tables."""
 
-from pflnb.experiments.claims import Claim, claims_table, mean_std_str, verdict
+from pflnb.experiments.claims import Claim, Outcome, claims_table, mean_std_str, write_claims
 from pflnb.experiments.config import PROFILES, ExperimentConfig, profile_config, profile_seeds, with_available_data
 from pflnb.experiments.run import cache_path, results_root, run, run_many, sweep
 from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
@@ -9,7 +9,8 @@ __all__ = [
     "Claim",
     "claims_table",
     "mean_std_str",
-    "verdict",
+    "Outcome",
+    "write_claims",
     "with_available_data",
     "PROFILES",
     "ExperimentConfig",

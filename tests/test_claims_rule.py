@@ -1,0 +1,165 @@
+"""The one verdict rule (pflnb.experiments.claims): intervals, comparative, value, identity, parts, ledger."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pflnb.experiments import claims as C
+
+T95_2 = 2.919986  # Student t quantile 0.95 with 2 degrees of freedom (tables)
+T95_4 = 2.131847  # ... with 4 degrees of freedom
+
+
+def diffs(mean: float, sd: float) -> np.ndarray:
+    """Three per-seed differences (in points) with the given mean and sample std."""
+    return mean + sd * np.array([-1.0, 0.0, 1.0])
+
+
+def pair(d_points: np.ndarray, base: float = 0.5) -> tuple[dict[int, float], dict[int, float]]:
+    """Per-seed accuracies (fractions) of A and B whose differences are ``d_points`` percentage points."""
+    b = {s: base + 0.01 * s for s in range(len(d_points))}
+    a = {s: b[s] + d / 100 for s, d in enumerate(d_points)}
+    return a, b
+
+
+def test_t_interval_matches_the_t_table():
+    iv = C.t_interval(diffs(0.8, 3.1))
+    half = T95_2 * 3.1 / math.sqrt(3)
+    assert iv.n == 3 and iv.mean == pytest.approx(0.8)
+    assert iv.lo == pytest.approx(0.8 - half, rel=1e-5) and iv.hi == pytest.approx(0.8 + half, rel=1e-5)
+    v = np.array([1.0, 2.0, 4.0, 7.0, 11.0])
+    iv5 = C.t_interval(v)
+    assert iv5.hi - iv5.mean == pytest.approx(T95_4 * v.std(ddof=1) / math.sqrt(5), rel=1e-5)
+    one = C.t_interval([3.0])
+    assert one.n == 1 and math.isnan(one.lo) and math.isnan(one.hi)
+
+
+@pytest.mark.parametrize(
+    "mean, sd, margin, expected",
+    [
+        (0.8, 3.1, 0.0, C.INCONCLUSIVE),  # the issue's LG-Mix example
+        (5.0, 0.5, 0.0, C.REPRODUCED),
+        (-3.0, 0.5, 0.0, C.CONTRADICTED),
+        (1.0, 0.2, 3.0, C.CONTRADICTED),  # smaller than claimed
+        (4.0, 0.2, 3.0, C.REPRODUCED),
+        (2.0, 1.0, 3.0, C.REPRODUCED),  # above 0, not entirely below δ
+    ],
+)
+def test_comparative_rule(mean, sd, margin, expected):
+    a, b = pair(diffs(mean, sd))
+    out = C.compare(a, b, margin=margin, names=("A", "B"))
+    assert out.verdict == expected
+    assert out.interval is not None and out.interval.n == 3
+    assert out.interval.mean == pytest.approx(mean)
+    if expected == C.INCONCLUSIVE:
+        assert out.label == "inconclusive (3 seeds)" and "[" in out.ours  # the interval is always shown
+    if margin and expected == C.CONTRADICTED:
+        assert "smaller than claimed" in out.label
+
+
+def test_one_seed_is_inconclusive_whatever_its_size():
+    a, b = pair(np.array([40.0]))
+    out = C.compare(a, b)
+    assert out.verdict == C.INCONCLUSIVE and out.label == "inconclusive (1 seed)"
+
+
+def test_lower_is_better_claims_flip_the_side():
+    a, b = pair(diffs(-5.0, 0.5))  # A is 5 points below B
+    assert C.compare(a, b, higher=False).verdict == C.REPRODUCED
+    assert C.compare(a, b, higher=True).verdict == C.CONTRADICTED
+    a, b = pair(diffs(+5.0, 0.5))
+    assert C.compare(a, b, higher=False).verdict == C.CONTRADICTED
+
+
+def test_pairing_is_by_seed_not_position():
+    a = {0: 0.90, 1: 0.50, 2: 0.70}
+    b = {2: 0.60, 0: 0.80, 1: 0.40}  # same seeds, another order: every difference is +10 points
+    out = C.compare(a, b)
+    assert out.interval.mean == pytest.approx(10.0) and out.interval.hi - out.interval.lo == pytest.approx(0, abs=1e-9)
+    assert out.verdict == C.REPRODUCED
+    with pytest.raises(ValueError, match="same seeds"):
+        C.compare({0: 0.5, 1: 0.6}, {0: 0.5, 2: 0.6})
+    with pytest.raises(ValueError, match="margin"):
+        C.compare(a, b, margin=-1)
+
+
+def test_a_diverged_run_is_never_a_number():
+    out = C.compare({0: 0.5, 1: float("nan")}, {0: 0.4, 1: 0.4})
+    assert out.verdict == C.DIVERGED
+
+
+def test_best_compares_with_the_strongest_competitor():
+    a, weak = pair(diffs(10.0, 0.5))
+    strong = {s: a[s] + 0.002 * (s - 1) for s in a}  # as good as A up to noise
+    out = C.best(a, {"weak": weak, "strong": strong}, name="A")
+    assert "strong" in out.ours and out.verdict == C.INCONCLUSIVE
+    assert C.best(a, {"weak": weak}, name="A").verdict == C.REPRODUCED
+
+
+def test_value_claims_against_a_tolerance():
+    near = {s: v / 100 for s, v in enumerate(80.0 + np.array([-0.2, 0.0, 0.2]))}
+    assert C.value(near, 80.0, 2.0).verdict == C.REPRODUCED
+    far = {s: v / 100 for s, v in enumerate(70.0 + np.array([-0.2, 0.0, 0.2]))}
+    assert C.value(far, 80.0, 2.0).verdict == C.CONTRADICTED
+    noisy = {s: v / 100 for s, v in enumerate(80.0 + np.array([-5.0, 0.0, 5.0]))}
+    assert C.value(noisy, 80.0, 2.0).verdict == C.INCONCLUSIVE
+    assert C.value({0: 0.8}, 80.0, 2.0).verdict == C.INCONCLUSIVE
+
+
+def test_identities_and_checks():
+    assert C.identity(3e-15, 1e-12).verdict == C.REPRODUCED
+    assert C.identity(-2e-3, 1e-6).verdict == C.CONTRADICTED
+    assert C.identity(float("nan"), 1e-6).verdict == C.DIVERGED
+    assert C.check(True, "max g·d = -0.1", criterion="max g·d < 0").verdict == C.REPRODUCED
+    assert C.check(False, "max g·d = 0.1", criterion="max g·d < 0").verdict == C.CONTRADICTED
+    with pytest.raises(ValueError):
+        C.check(True, "x", criterion="")
+
+
+def test_parts():
+    rep, con, inc = C.identity(0, 1), C.identity(1, 0.5), C.Outcome(C.INCONCLUSIVE, "x")
+    assert C.parts(a=rep, b=rep).verdict == C.REPRODUCED
+    whole = C.parts(a=rep, b=con)
+    assert whole.verdict == C.PARTIAL and "a: reproduced" in whole.ours and "b: contradicted" in whole.ours
+    assert C.parts(a=con, b=inc).verdict == C.CONTRADICTED
+    assert C.parts(a=inc, b=inc).verdict == C.INCONCLUSIVE
+    nt = C.not_testable("needs 2,000 rounds")
+    assert C.parts(a=nt, b=nt).verdict == C.NOT_TESTABLE
+    assert C.parts(a=rep, b=nt).verdict == C.PARTIAL
+    with pytest.raises(ValueError):
+        C.parts(a=rep)
+
+
+def test_ledger_round_trip(tmp_path):
+    a, b = pair(diffs(5.0, 0.5))
+    C.write_claims(
+        [C.Claim("A beats B", "+5", C.compare(a, b), seeds=[0, 1, 2]), C.Claim("x", "y", C.not_testable("no GPU"))],
+        tmp_path / "lgmix" / "claims.csv",
+    )
+    C.write_claims([C.Claim("id", "exact", C.identity(0.0, 1e-9))], tmp_path / "fedpg" / "claims.csv")
+    t = C.ledger(tmp_path)
+    assert list(t.paper) == ["LG-Mix", "LG-Mix", "FedPG"]
+    assert t.loc[0, "seeds"] == "0 1 2"
+    counts = C.ledger_counts(t).set_index("paper")
+    assert counts.loc["LG-Mix", C.REPRODUCED] == 1 and counts.loc["LG-Mix", C.NOT_TESTABLE] == 1
+    assert counts.loc["FedPG", "total"] == 1
+    md = C.ledger_markdown(tmp_path)
+    assert "| LG-Mix | A beats B | +5 |" in md
+    readme = f"intro\n{C.LEDGER_START}\nold\n{C.LEDGER_END}\nrest\n"
+    new = C.readme_with_ledger(readme, tmp_path)
+    assert new.startswith("intro\n") and new.endswith("rest\n") and "old" not in new and md in new
+    pd.read_csv(tmp_path / "lgmix" / "claims.csv")  # plain CSV
+
+
+def test_repository_readme_holds_the_current_ledger():
+    """The README's results overview is the ledger generated from the committed claims CSVs."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    try:
+        expected = C.readme_with_ledger(readme)
+    except FileNotFoundError:
+        pytest.skip("no claims.csv committed yet")
+    assert readme == expected, "README ledger is stale: run `make ledger` (pflnb claims --update-readme)"
