@@ -184,6 +184,8 @@ def run(
     summary; a RunDivergedWarning says so (``warn``), and ``keep_final`` raises RunDiverged.
     """
     cfg.validate()
+    if not isinstance(checkpoint_every, int) or isinstance(checkpoint_every, bool) or checkpoint_every < 0:
+        raise ValueError(f"checkpoint_every must be an integer >= 0, got {checkpoint_every!r}")
     path = cache_path(cfg, root)
     ckpt = path.with_suffix(".ckpt")
     if cache and not force and path.exists():
@@ -233,7 +235,11 @@ def run(
 
 def default_workers() -> int:
     """Worker processes for :func:`run_many`: ``$PFLNB_WORKERS`` if set, else 1 (runs in this process)."""
-    n = int(os.environ.get("PFLNB_WORKERS", "1"))
+    text = os.environ.get("PFLNB_WORKERS", "1")
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"PFLNB_WORKERS must be an integer >= 1, got {text!r}") from None
     if n < 1:
         raise ValueError(f"PFLNB_WORKERS must be >= 1, got {n}")
     return n
@@ -289,8 +295,8 @@ def run_many(
     for cfg in configs:  # fail on any bad config before the first run starts
         cfg.validate()
     workers = default_workers() if workers is None else workers
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     cache, force, root = kwargs.get("cache", True), kwargs.get("force", False), kwargs.get("root")
     todo = [i for i, c in enumerate(configs) if not (cache and not force and cache_path(c, root).exists())]
     if workers == 1 or len(todo) < 2 or kwargs.get("keep_final"):
