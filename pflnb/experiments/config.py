@@ -42,6 +42,7 @@ class ExperimentConfig:
     lr: float = 0.05
     batch_size: int = 32
     local_epochs: int = 1
+    drop_last: bool = False  # drop each epoch's trailing partial minibatch (LG-Mix's official code does)
     momentum: float = 0.0
     weight_decay: float = 0.0
     optimizer: str = "sgd"
@@ -94,6 +95,7 @@ class ExperimentConfig:
             lr=self.lr,
             batch_size=self.batch_size,
             local_epochs=self.local_epochs,
+            drop_last=self.drop_last,
             momentum=self.momentum,
             weight_decay=self.weight_decay,
             optimizer=self.optimizer,
@@ -131,6 +133,8 @@ class ExperimentConfig:
         for name in ("rounds", "eval_every", "batch_size", "local_epochs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not isinstance(self.drop_last, bool):
+            raise ValueError(f"drop_last must be True or False, got {self.drop_last!r}")
         if self.finetune_epochs < 0:
             raise ValueError(f"finetune_epochs must be >= 0, got {self.finetune_epochs}")
         if not 0.0 < self.participation <= 1.0:
