@@ -118,6 +118,11 @@ def t3_input_scale(
     return pd.DataFrame(curves).rename_axis(index="step", columns="scale")
 
 
+def t3_faster_with_trace(t3: pd.DataFrame) -> bool:
+    """T3's criterion: the one-step error ratio falls as the input scale (and so tr(H)) grows."""
+    return bool(np.all(np.diff(t3.iloc[1].to_numpy()) < 0))
+
+
 def t4_jacobian(width: int = 512) -> dict[str, float]:
     """T4: max |JJᵀ − H| for the first-layer Jacobian, and torch.func's NTK trace − (tr H + m·tr Ĥ)."""
     x60 = T.unit_rows(np.random.default_rng(4).standard_normal((60, 10)))

@@ -26,9 +26,12 @@ _SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "paper": {
         # FedBN's Digits5 pickles; official test split kept, train/val cut 75/25 from the training pickles
         # (= fractions 0.6 : 0.2, the authors' code), DigitModel, SGD lr 0.01, batch 128, 100 rounds
-        "digits5": dict(num_clients=5, image_size=28, model="digit", batch_size=128, lr=0.01, rounds=100),
-        "office-caltech10": dict(num_clients=4, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=200),
-        "domainnet10": dict(num_clients=6, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=100),
+        # the authors' loaders drop each epoch's last partial batch (drop_last=True)
+        "digits5": dict(num_clients=5, image_size=28, model="digit", batch_size=128, lr=0.01, rounds=100, drop_last=True),
+        "office-caltech10": dict(
+            num_clients=4, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=200, drop_last=True
+        ),
+        "domainnet10": dict(num_clients=6, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=100, drop_last=True),
     },
 }
 PAPER_DATASETS = tuple(_SETTINGS["paper"])
@@ -318,3 +321,14 @@ def final_model_tables(base: ExperimentConfig, seeds: Sequence[int]) -> tuple[pd
             names = [c.name for c in build_federated(cfg.data_spec(), seed=cfg.seed).clients]
             dists.append(layer_distances(final["clients"], final["server"], names).assign(seed=cfg.seed))
     return pd.concat(feats, ignore_index=True), pd.concat(dists, ignore_index=True)
+
+
+def paper_configs(data_root: str | None = None) -> pd.DataFrame:
+    """The paper profile's LG-Mix config per dataset (validated), as a table of its main settings."""
+    fields = ("dataset", "num_clients", "model", "image_size", "batch_size", "drop_last", "lr", "rounds", "fractions")
+    table = {}
+    for d in PAPER_DATASETS:
+        cfg = config("paper", d, data_root=data_root, method="lgmix")
+        cfg.validate()
+        table[d] = {k: v for k, v in cfg.to_dict().items() if k in fields}
+    return pd.DataFrame(table)
