@@ -7,7 +7,7 @@ import torch
 from conftest import make_toy_data
 
 from pflnb.algorithms import make_algorithm
-from pflnb.algorithms.lgmix import feature_trace, mix_updates, mixing_ratio
+from pflnb.algorithms.lgmix import feature_trace, mixing_ratio
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl import state as S
 from pflnb.models import build_model
@@ -85,7 +85,62 @@ def test_mixing_step_is_eq2_for_adaptive_lambda(data):
     assert _close(one["final"]["server"]["model"], S.add(w0, du))
     for cid, c in enumerate(one["final"]["clients"]):
         lam = one["rounds"][0]["internals"]["lambda"][cid]
-        assert _close(c["model"], mix_updates(w0, deltas[cid], du, lam))
+        assert 0 < lam < 1 and abs(lam - 0.5) > 1e-3  # a λ that tells λ from 1 − λ
+        expected = {k: w0[k] + lam * deltas[cid][k] + (1 - lam) * du[k] for k in w0 if w0[k].is_floating_point()}
+        assert _close(c["model"], expected)
+
+
+def _full_batch_sgd_step(model, x, y, lr):
+    """One plain SGD step of the mean cross-entropy over the whole set (written out, not pflnb's loop)."""
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    grads = torch.autograd.grad(loss, list(model.parameters()))
+    with torch.no_grad():
+        for p, g in zip(model.parameters(), grads):
+            p -= lr * g
+    return model
+
+
+def _sq(model, x):
+    with torch.no_grad():
+        return float((model.features(x).double() ** 2).sum())
+
+
+@pytest.mark.parametrize("feature_epochs", ["all", "last"])
+def test_eq6_ratio_by_hand_with_two_local_epochs(data, feature_epochs):
+    """Eq. (6) from first principles on the BN-free MLP with one full batch per epoch and two epochs: round 1 starts
+    at w_c = u(0), so epoch 1 sees h(u(0)) locally and globally, epoch 2 sees h(w') after one SGD step locally and
+    h(u(0)) globally. ``all``: λ = (A + B) / (A + B + 2A); ``last`` (the authors' code): λ = B / (B + A)."""
+    opt = OptimConfig(lr=0.05, batch_size=1000, local_epochs=2)
+    fn = lambda: build_model("mlp", data.input_shape, data.num_classes)  # noqa: E731
+    settings = RunSettings(rounds=1, optim=opt, progress=False)
+    rec = run_simulation(make_algorithm("lgmix", {"feature_epochs": feature_epochs}), data, fn, settings)
+    u0 = run_simulation(make_algorithm("local"), data, fn, settings)["final"]["server"]["model"]
+    for cid, c in enumerate(data.clients):
+        model = fn()
+        model.load_state_dict(u0)
+        a = _sq(model, c.train.x)
+        b = _sq(_full_batch_sgd_step(model, c.train.x, c.train.y, opt.lr), c.train.x)
+        expected = (a + b) / (3 * a + b) if feature_epochs == "all" else b / (a + b)
+        assert rec["rounds"][0]["internals"]["lambda_raw"][cid] == pytest.approx(expected, rel=1e-9)
+
+
+def test_eq6_local_and_global_roles_by_hand(data):
+    """Round 2's raw λ_c is tr(Σ) of the client's model w_c(1) over tr(Σ) of it plus the global model u(1)'s, on the
+    client's training set (one full batch, BN-free MLP): swapping local and global gives 1 − λ and fails."""
+    opt = OptimConfig(lr=0.2, batch_size=1000)
+    fn = lambda: build_model("mlp", data.input_shape, data.num_classes)  # noqa: E731
+    run = lambda r: run_simulation(  # noqa: E731
+        make_algorithm("lgmix", {"history": False}), data, fn, RunSettings(rounds=r, optim=opt, progress=False)
+    )
+    one, two = run(1), run(2)
+    u1 = fn()
+    u1.load_state_dict(one["final"]["server"]["model"])
+    for cid, c in enumerate(data.clients):
+        w1 = fn()
+        w1.load_state_dict(one["final"]["clients"][cid]["model"])
+        loc, glob = _sq(w1, c.train.x), _sq(u1, c.train.x)
+        assert abs(loc - glob) / glob > 1e-5  # the two traces differ (far above the 1e-9 tolerance), so a swap is visible
+        assert two["rounds"][1]["internals"]["lambda_raw"][cid] == pytest.approx(loc / (loc + glob), rel=1e-9)
 
 
 def test_unmixed_buffers_keep_local_statistics(data):

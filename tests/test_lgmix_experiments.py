@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from pflnb.data import build_federated, fake
-from pflnb.experiments import lgmix as LX
 from pflnb.experiments import run
 from pflnb.models import build_model
+from pflnb.papers.lgmix import experiments as LX
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -28,16 +28,16 @@ def results(tmp_path, monkeypatch):
 
 def test_every_profile_and_method_validates():
     for profile in ("smoke", "cpu"):
-        base = LX.lgmix_config(profile)
+        base = LX.config(profile)
         assert base.dataset == "digits5-lite" and tuple(base.fractions) == (0.6, 0.2, 0.2)
         for _, cfg in LX.configs(base, [*LX.METHODS, *LX.ABLATIONS], [0]):
             cfg.validate()
-    paper = LX.lgmix_config("paper", "digits5")
+    paper = LX.config("paper", "digits5")
     assert (paper.model, paper.batch_size, paper.lr, paper.rounds) == ("digit", 128, 0.01, 100)
     assert dict(LX.configs(paper, ["FedRep"], [0]))["FedRep"].method_params == {}  # registered default at paper scale
-    assert dict(LX.configs(LX.lgmix_config("cpu"), ["FedRep"], [0]))["FedRep"].method_params == {"personal_epochs": 2}
+    assert dict(LX.configs(LX.config("cpu"), ["FedRep"], [0]))["FedRep"].method_params == {"personal_epochs": 2}
     with pytest.raises(ValueError, match="no LG-Mix settings"):
-        LX.lgmix_config("paper", "fmnist")
+        LX.config("paper", "fmnist")
 
 
 @pytest.mark.parametrize(
@@ -55,7 +55,7 @@ def test_paper_profile_loader_path(results, dataset, names, shape):
         fake.write_fedbn_digits5(root, n_per_part=12, n_test=4)
     else:
         fake.write_fedbn_sites(root, "office" if dataset == "office-caltech10" else "domainnet", n_train=6, n_test=3)
-    cfg = LX.lgmix_config("paper", dataset, data_root=str(root), method="lgmix", min_samples=3)
+    cfg = LX.config("paper", dataset, data_root=str(root), method="lgmix", min_samples=3)
     cfg.validate()
     data = build_federated(cfg.data_spec(), seed=0)
     assert [c.name for c in data.clients] == names and data.input_shape == shape
@@ -69,7 +69,7 @@ def test_paper_profile_loader_path(results, dataset, names, shape):
 
 
 def test_tables_on_a_smoke_run(results):
-    pairs = LX.configs(LX.lgmix_config("smoke"), ["LG-Mix", "APFL"], [0])
+    pairs = LX.configs(LX.config("smoke"), ["LG-Mix", "APFL"], [0])
     records = LX.run_labeled(pairs, progress=False)
     lam = LX.lambda_table(records)
     assert set(lam.label) == {"LG-Mix", "APFL"} and len(lam) == 2 * 2 * 5

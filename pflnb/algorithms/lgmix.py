@@ -28,6 +28,11 @@ reading as default:
 - ``lambda_mode="fixed"`` with ``lam`` gives a constant mixing ratio (λ = 0: FedAvg; λ = 1: local
   training; 0.5: the paper's fixed-ratio reference).
 
+- ``feature_epochs``: with ``local_epochs`` > 1, the traces of Eq. (6) use the features of ``"all"`` local
+  epochs (the paper's text leaves it open; our default) or of the ``"last"`` epoch only (the authors' code).
+
+Under partial participation λ̄_c(t) averages the raw ratios of the rounds client c was sampled in.
+
 ``ntk_every`` > 0 also logs, every that many rounds, λ from full empirical-NTK traces of w_c(t) and u(t) on
 the client's training data next to λ from their features (a diagnostic for dense-layer models, T6b).
 """
@@ -46,11 +51,12 @@ from pflnb.algorithms.partial import WEIGHTS, aggregation_weights
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.training import train_epochs
+from pflnb.fl.training import batches_per_epoch, train_epochs
 
 TRACE_MODES = ("paper", "code")
 BN_MODES = ("eval", "train")
 LAMBDA_MODES = ("adaptive", "fixed")
+FEATURE_EPOCHS = ("all", "last")
 
 
 def feature_trace(features: torch.Tensor, mode: str = "paper") -> float:
@@ -105,6 +111,7 @@ class LGMixParams:
     weights: str = "n_samples"  # p_c ∝ n_c (the code) or uniform
     global_lr: float = 1.0  # η_g of u ← u + η_g Δu
     ntk_every: int = 0  # log λ from full empirical-NTK traces every k rounds (0: never; dense models only)
+    feature_epochs: str = "all"  # features of "all" local epochs enter Eq. (6), or of the "last" one (the code)
 
     def validate(self) -> None:
         """Reject values outside the allowed sets."""
@@ -122,6 +129,8 @@ class LGMixParams:
             raise ValueError(f"global_lr must be > 0, got {self.global_lr}")
         if self.ntk_every < 0:
             raise ValueError(f"ntk_every must be >= 0, got {self.ntk_every}")
+        if self.feature_epochs not in FEATURE_EPOCHS:
+            raise ValueError(f"feature_epochs must be one of {FEATURE_EPOCHS}, got {self.feature_epochs!r}")
 
 
 @register
@@ -151,16 +160,26 @@ class LGMix(Algorithm):
         glob = ctx.load(server["model"], "lgmix-global") if adaptive else None
         if glob is not None:  # reloaded from u(t) every call, so train-mode BN drift never leaks
             glob.train(p.global_bn == "train")
+        train = ctx.client(cid).train
+        opt = ctx.optim
+        # features of the last epoch only: skip the minibatches of the earlier epochs
+        skip = (
+            (opt.local_epochs - 1) * batches_per_epoch(len(train), opt.batch_size, opt.drop_last)
+            if p.feature_epochs == "last"
+            else 0
+        )
+        calls = [0]
 
         def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
             h = m.features(x)
-            if glob is not None:
+            calls[0] += 1
+            if glob is not None and calls[0] > skip:
                 feats_local.append(h.detach())
                 with torch.no_grad():
                     feats_global.append(glob.features(x).detach())
             return F.cross_entropy(m.head(h), y)
 
-        m = train_epochs(model, ctx.client(cid).train, ctx.optim, ctx.generator("train", cid), loss_fn=loss_fn)
+        m = train_epochs(model, train, opt, ctx.generator("train", cid), loss_fn=loss_fn)
         metrics["loss"], metrics["steps"] = m["loss"], m["steps"]
         if adaptive and feats_local:
             tr_loc = feature_trace(torch.cat(feats_local), p.trace_mode)

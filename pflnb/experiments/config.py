@@ -44,6 +44,7 @@ class ExperimentConfig:
     lr: float = 0.05
     batch_size: int = 32
     local_epochs: int = 1
+    drop_last: bool = False  # drop each epoch's trailing partial minibatch (LG-Mix's official code does)
     momentum: float = 0.0
     weight_decay: float = 0.0
     optimizer: str = "sgd"
@@ -99,6 +100,7 @@ class ExperimentConfig:
             lr=self.lr,
             batch_size=self.batch_size,
             local_epochs=self.local_epochs,
+            drop_last=self.drop_last,
             momentum=self.momentum,
             weight_decay=self.weight_decay,
             optimizer=self.optimizer,
@@ -153,6 +155,8 @@ class ExperimentConfig:
         _check_method(self.method, self.method_params)
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")
+        if not isinstance(self.drop_last, bool):
+            raise ValueError(f"drop_last must be True or False, got {self.drop_last!r}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         _check_device(self.device)

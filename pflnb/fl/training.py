@@ -49,6 +49,14 @@ def batch_indices(
         yield idx
 
 
+def batches_per_epoch(n: int, batch_size: int, drop_last: bool = False) -> int:
+    """Number of minibatches :func:`batch_indices` yields in one epoch over n samples."""
+    full, rest = divmod(n, batch_size)
+    if rest and not drop_last and not (rest == 1 and full > 0):
+        full += 1
+    return full
+
+
 def epoch_batches(
     split: Split, batch_size: int, generator: torch.Generator, drop_last: bool = False
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:

@@ -26,13 +26,26 @@ _SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "paper": {
         # FedBN's Digits5 pickles; official test split kept, train/val cut 75/25 from the training pickles
         # (= fractions 0.6 : 0.2, the authors' code), DigitModel, SGD lr 0.01, batch 128, 100 rounds
-        "digits5": dict(num_clients=5, image_size=28, model="digit", batch_size=128, lr=0.01, rounds=100),
-        "office-caltech10": dict(num_clients=4, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=200),
-        "domainnet10": dict(num_clients=6, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=100),
+        # the authors' loaders drop each epoch's last partial batch (drop_last=True)
+        "digits5": dict(num_clients=5, image_size=28, model="digit", batch_size=128, lr=0.01, rounds=100, drop_last=True),
+        "office-caltech10": dict(
+            num_clients=4, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=200, drop_last=True
+        ),
+        "domainnet10": dict(num_clients=6, image_size=256, model="resnet18", batch_size=32, lr=0.01, rounds=100, drop_last=True),
     },
 }
 PAPER_DATASETS = tuple(_SETTINGS["paper"])
 SEEDS = {"smoke": [0], "cpu": [0, 1, 2], "paper": [0, 1, 2]}
+# The BN-free MLP run of check T6b (λ from features vs from the full empirical NTK), per profile
+T6B: dict[str, dict[str, Any]] = {
+    "smoke": dict(rounds=4, seeds=1),
+    "cpu": dict(rounds=40, seeds=2),
+    "paper": dict(rounds=40, seeds=2),
+}
+# Fig. 2(c) shards per domain and Table 6 batch sizes, per profile
+SHARDS = {"smoke": (1, 2), "cpu": (1, 2, 3), "paper": (1, 2, 3)}
+BATCH_SIZES = {"smoke": (16, 32), "cpu": (8, 16, 32, 64), "paper": (8, 16, 32, 64, 128)}
+SCALABILITY_LABELS = ("FedAvg", "FedBN", "FedAlt", "LG-Mix")
 
 # label -> (registered method, hyperparameters); every baseline with its registered defaults
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -58,10 +71,25 @@ ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
 REDUCED_OVERRIDES: dict[str, dict[str, Any]] = {"FedRep": {"personal_epochs": 2}}
 
 
-def lgmix_config(profile: str, dataset: str | None = None, **overrides: Any) -> ExperimentConfig:
-    """The base config of a profile (default dataset: digits5-lite, or digits5 for ``paper``)."""
+def _check_profile(profile: str) -> None:
     if profile not in _SETTINGS:
         raise ValueError(f"unknown profile {profile!r}; choose one of {tuple(_SETTINGS)}")
+
+
+def settings(profile: str) -> dict[str, Any]:
+    """The sizes of LG-Mix's experiments at ``profile``: per-dataset run settings, the T6b run, shards, batch sizes."""
+    _check_profile(profile)
+    return {
+        "datasets": {k: dict(v) for k, v in _SETTINGS[profile].items()},
+        "t6b": dict(T6B[profile]),
+        "shards": SHARDS[profile],
+        "batch_sizes": BATCH_SIZES[profile],
+    }
+
+
+def config(profile: str, dataset: str | None = None, **overrides: Any) -> ExperimentConfig:
+    """The base config of a profile (default dataset: digits5-lite, or digits5 for ``paper``)."""
+    _check_profile(profile)
     table = _SETTINGS[profile]
     dataset = dataset or next(iter(table))
     if dataset not in table:
@@ -70,9 +98,36 @@ def lgmix_config(profile: str, dataset: str | None = None, **overrides: Any) -> 
     return cfg.replace(**table[dataset]).replace(**overrides)
 
 
-def seeds_of(profile: str) -> list[int]:
+def seeds(profile: str) -> list[int]:
     """Seeds a profile runs."""
+    _check_profile(profile)
     return list(SEEDS[profile])
+
+
+def t6b_configs(profile: str, device: str = "auto") -> list[tuple[str, ExperimentConfig]]:
+    """The T6b runs: LG-Mix on the BN-free MLP with the NTK diagnostic every 2 rounds, one per seed."""
+    t6 = T6B[profile]
+    base = config("smoke" if profile == "smoke" else "cpu", model="mlp", lr=0.1, batch_size=16, rounds=t6["rounds"])
+    base = base.replace(method="lgmix", method_params={"ntk_every": 2}, device=device)
+    return [("LG-Mix (MLP)", base.replace(seed=s)) for s in seeds(profile)[: t6["seeds"]]]
+
+
+def scalability_configs(base: ExperimentConfig, profile: str) -> list[tuple[str, ExperimentConfig]]:
+    """Fig. 2(c): the scalability labels at every shard count, seed 0."""
+    return [
+        (label, scalability_config(cfg, k))
+        for k in SHARDS[profile]
+        for label, cfg in configs(base, SCALABILITY_LABELS, seeds(profile)[:1])
+    ]
+
+
+def batch_size_configs(base: ExperimentConfig, profile: str) -> list[tuple[str, ExperimentConfig]]:
+    """Table 6: LG-Mix at every batch size of the profile, seed 0."""
+    return [
+        ("LG-Mix", cfg.replace(batch_size=b))
+        for b in BATCH_SIZES[profile]
+        for _, cfg in configs(base, ["LG-Mix"], seeds(profile)[:1])
+    ]
 
 
 def configs(base: ExperimentConfig, labels: Iterable[str], seeds: Sequence[int], table: dict | None = None) -> list:
@@ -212,13 +267,13 @@ def model_for(cfg: ExperimentConfig, state: S.State, data: Any) -> torch.nn.Modu
 
 @torch.no_grad()
 def feature_values(cfg: ExperimentConfig, states: Sequence[S.State], split: str = "test") -> pd.DataFrame:
-    """Penultimate activations (post-ReLU) of client c's model ``states[c]`` on client c's ``split``."""
+    """Penultimate activations (post-ReLU) of client c's model ``states[c]`` on client c's ``split`` (with the seed)."""
     data = build_federated(cfg.data_spec(), seed=cfg.seed)
     rows = []
     for c, state in zip(data.clients, states):
-        h = model_for(cfg, state, data).features(c.split(split).x.cpu()).flatten().numpy()
+        h = model_for(cfg, state, data).features(c.split(split).x.cpu()).flatten().cpu().numpy()
         rows.append(pd.DataFrame({"client": c.name, "value": h}))
-    return pd.concat(rows, ignore_index=True)
+    return pd.concat(rows, ignore_index=True).assign(seed=cfg.seed)
 
 
 def layer_distances(client_states: Sequence[S.State], server: S.State, names: Sequence[str]) -> pd.DataFrame:
@@ -249,3 +304,31 @@ def layer_distances(client_states: Sequence[S.State], server: S.State, names: Se
 def scalability_config(base: ExperimentConfig, shards: int) -> ExperimentConfig:
     """Each of the 5 domains split into ``shards`` clients (N = 5·shards; spec A15, FedBN's client study)."""
     return dataclasses.replace(base, num_clients=5 * shards)
+
+
+FINAL_LABELS = ("LG-Mix", "FedAvg", "Local")
+
+
+def final_model_tables(base: ExperimentConfig, seeds: Sequence[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 2(b) and Fig. 3 from the final models of every seed: penultimate feature values of LG-Mix's, FedAvg's
+    and Local's models on each client's test split (label, seed, client, value), and the per-layer distance of
+    LG-Mix's personalized models to its global model (seed, client, module, kind, distance, relative)."""
+    feats, dists = [], []
+    for label, cfg in configs(base, FINAL_LABELS, seeds):
+        final = final_states(cfg)
+        feats.append(feature_values(cfg, final["clients"]).assign(label=label))
+        if label == "LG-Mix":
+            names = [c.name for c in build_federated(cfg.data_spec(), seed=cfg.seed).clients]
+            dists.append(layer_distances(final["clients"], final["server"], names).assign(seed=cfg.seed))
+    return pd.concat(feats, ignore_index=True), pd.concat(dists, ignore_index=True)
+
+
+def paper_configs(data_root: str | None = None) -> pd.DataFrame:
+    """The paper profile's LG-Mix config per dataset (validated), as a table of its main settings."""
+    fields = ("dataset", "num_clients", "model", "image_size", "batch_size", "drop_last", "lr", "rounds", "fractions")
+    table = {}
+    for d in PAPER_DATASETS:
+        cfg = config("paper", d, data_root=data_root, method="lgmix")
+        cfg.validate()
+        table[d] = {k: v for k, v in cfg.to_dict().items() if k in fields}
+    return pd.DataFrame(table)

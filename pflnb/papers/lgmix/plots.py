@@ -104,3 +104,93 @@ def prop1_panel(eta: np.ndarray, observed: np.ndarray, linear: np.ndarray, exact
     ax.set_xlabel("η")
     ax.set_ylabel("‖y − y(1)‖² / ‖y − y(0)‖²")
     ax.legend(fontsize="small")
+
+
+def prop1_and_trace(t2: pd.DataFrame, t3: pd.DataFrame) -> plt.Figure:
+    """F2/F3: Proposition 1's one-step ratio vs η (and under an ordinary init), and GD error curves when the
+    inputs are scaled by c (tr(H)/n = c²/2): larger trace, faster convergence."""
+    set_style()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    prop1_panel(t2.index.values, t2.observed.values, t2.linear.values, t2.exact.values, axes[0])
+    axes[0].plot(t2.index, t2.ordinary_init, "x", color="grey", label="ordinary init (non-isotropic error)")
+    axes[0].legend(fontsize="small")
+    axes[0].set_title("Proposition 1: one-step error ratio vs η")
+    for c in t3.columns:
+        axes[1].plot(t3.index, t3[c], marker="o", ms=3, label=f"c = {c} (tr(H)/n = {c * c / 2:.2f})")
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("GD step")
+    axes[1].set_ylabel("‖y − y(t)‖² / ‖y‖²")
+    axes[1].set_title("convergence vs tr(H): inputs scaled by c")
+    axes[1].legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def kernel_vs_width(t5: pd.DataFrame) -> plt.Figure:
+    """F4: relative error of the finite-width kernels H and Ĥ against their infinite-width limits, by width."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    ax.loglog(t5.index, t5.err_H, "o-", label="‖H − H∞‖/‖H∞‖")
+    ax.loglog(t5.index, t5.err_Hhat, "s-", label="‖Ĥ − Ĥ∞‖/‖Ĥ∞‖")
+    ax.loglog(t5.index, t5.err_H.iloc[0] * np.sqrt(t5.index[0] / t5.index), "k:", label="∝ m^(−1/2)")
+    ax.set_xlabel("width m")
+    ax.set_ylabel("relative Frobenius error")
+    ax.set_title("finite width → infinite-width kernels")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def spectra(spectrum: np.ndarray, blocks: Sequence[np.ndarray]) -> plt.Figure:
+    """F6: eigenvalues of H∞ and of the client blocks H_c, and their smallest eigenvalues."""
+    set_style()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    axes[0].semilogy(spectrum, "k-", lw=2, label=f"H∞ (all {len(spectrum)} samples)")
+    for c, b in enumerate(blocks):
+        axes[0].semilogy(b, "-", label=f"H_c, client {c}")
+    axes[0].set_xlabel("index")
+    axes[0].set_ylabel("eigenvalue")
+    axes[0].set_title("spectra of H and of the client blocks H_c")
+    axes[0].legend(fontsize="small")
+    colors = ["k", *list(plt.cm.tab10.colors[: len(blocks)])]
+    axes[1].bar(["H"] + [f"H_{c}" for c in range(len(blocks))], [spectrum[-1]] + [b[-1] for b in blocks], color=colors)
+    axes[1].set_title("s_min: every client block ≥ the full matrix")
+    fig.tight_layout()
+    return fig
+
+
+def theorem1(runs: dict, shown: float = 0.5) -> plt.Figure:
+    """F7: per-round error against Theorem 1's bound at λ = ``shown``, and error curves for every λ with the
+    Lemma 4 linear model dashed (``runs``: λ → (simulation, bound, linear residuals))."""
+    set_style()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    res, bound, _ = runs[shown]
+    axes[0].plot(range(1, len(res.err)), res.err[1:], "o-", ms=3, label=f"‖e(t+1)‖² (λ = {shown})")
+    axes[0].plot(range(1, len(res.err)), bound, "--", label="Theorem 1 bound")
+    axes[0].set_xlabel("round t + 1")
+    axes[0].set_ylabel("squared training error")
+    axes[0].set_title("Theorem 1: per-round error vs its bound")
+    axes[0].legend(fontsize="small")
+    for lam, (res, _, lin) in runs.items():
+        (line,) = axes[1].semilogy(res.err, label=f"λ = {lam}")
+        axes[1].semilogy((lin**2).sum(1), "--", color=line.get_color(), lw=1)
+    axes[1].set_xlabel("round")
+    axes[1].set_ylabel("‖y − y(t)‖²")
+    axes[1].set_title("training error by λ (dashed: Lemma 4 linear model)")
+    axes[1].legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def lambda_feat_vs_ntk(ntk: pd.DataFrame, spearman: float) -> plt.Figure:
+    """F5: λ from last-layer features against λ from the full empirical-NTK trace, coloured by round."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    sc = ax.scatter(ntk.lambda_ntk, ntk.lambda_feat, c=ntk["round"], cmap="viridis", s=14)
+    lo = min(ntk.lambda_ntk.min(), ntk.lambda_feat.min()) - 0.02
+    hi = max(ntk.lambda_ntk.max(), ntk.lambda_feat.max()) + 0.02
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1)
+    ax.set_xlabel("λ from the full empirical-NTK trace")
+    ax.set_ylabel("λ from last-layer features (Eq. 6)")
+    ax.set_title(f"λ_feat vs λ_NTK (Spearman ρ = {spearman:.3f}, rounds ≥ 2)")
+    fig.colorbar(sc, label="round")
+    return fig

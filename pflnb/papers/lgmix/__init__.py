@@ -1,0 +1,19 @@
+"""LG-Mix (Jiang, Le, Li, Dou; ICLR 2024): mixing local and global updates by NTK convergence rates.
+
+Everything of this paper, in one place (notebook ``notebooks/01_lgmix.ipynb``):
+
+* registry methods — the method: ``lgmix`` (:mod:`pflnb.algorithms.lgmix`; ``lambda_mode="fixed"`` gives the fixed
+  ratio); baselines: ``local``, ``fedavg``, ``fedbn``, ``fedprox``, ``fedrep``, ``fedbabu``, ``fedalt``
+  (:mod:`pflnb.algorithms.partial`), ``apfl``, ``ditto`` (:mod:`pflnb.algorithms.personal`);
+* models — ``small-bn-cnn`` and ``mlp`` (cpu profile), ``digit`` (FedBN's DigitModel) and ``resnet18`` (paper
+  profile) from :mod:`pflnb.models`;
+* shared modules — :mod:`pflnb.theory.ntk` (two-layer ReLU Gram matrices, H∞, Prop. 1 rates, empirical NTK traces,
+  the Theorem 1 simulation), :mod:`pflnb.data` (digits5-lite; Digits5, Office-Caltech10, DomainNet-10 in the FedBN
+  layout), :mod:`pflnb.experiments` (runs, cache, tables, the verdict rule);
+* this package — :mod:`.experiments` (settings, configs, tables of λ, features and layer distances),
+  :mod:`.checks` (theory checks T1–T8 and the analyses behind the figures), :mod:`.plots`, :mod:`.claims`.
+"""
+
+from pflnb.papers.lgmix.experiments import ABLATIONS, METHODS, config, seeds, settings
+
+__all__ = ["ABLATIONS", "METHODS", "config", "seeds", "settings"]
