@@ -176,18 +176,18 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         print(C.ledger_markdown(args.figures))
         return 0
     table = C.ledger(args.figures)
-    with pd_options():
-        print(table[["paper", "claim", "paper value", "ours", "verdict"]].to_string(index=False))
+    counts = C.ledger_counts(table).set_index("paper")
+    for paper, rows in table.groupby("paper", sort=False):
+        c = counts.loc[paper]
+        tally = ", ".join(f"{int(c[k])} {k}" for k in C.COUNTED if c[k])
+        print(f"{paper}: {int(c['total'])} claims ({tally})")
+        for r in rows.itertuples(index=False):
+            print(f"  [{r.verdict}] {r.claim}")
+            print(f"      paper: {r._2}")
+            print(f"      ours:  {r.ours}")
         print()
-        print(C.ledger_counts(table).to_string(index=False))
+    print(counts.reset_index().to_string(index=False))
     return 0
-
-
-def pd_options():
-    """Pandas display options for wide text tables in a terminal."""
-    import pandas as pd
-
-    return pd.option_context("display.max_colwidth", 90, "display.width", 250)
 
 
 def main(argv: list[str] | None = None) -> int:
