@@ -13,7 +13,7 @@ from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl.engine import Context
 from pflnb.models import build_model
 from pflnb.theory import factor as FA
-from pflnb.theory import fedsplit as T
+from pflnb.papers.fedfac import fedsplit as T
 
 OPT = OptimConfig(lr=0.05, batch_size=8)
 

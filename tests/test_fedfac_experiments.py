@@ -6,7 +6,7 @@ from conftest import make_toy_data
 
 from pflnb.algorithms import make_algorithm
 from pflnb.data.simulation_fedfac import digits_clients
-from pflnb.experiments import fedfac as X
+from pflnb.papers.fedfac import experiments as X
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.models import MLP, build_model
 from pflnb.theory.factor import kl_entropy
