@@ -403,7 +403,6 @@ _SIZES: dict[str, dict[str, Any]] = {
         kappas=(0.5, 0.75, 0.85),
         sim_grid=[(0.5, 0.4)],
         sim_seeds=[0],
-        sim_seeds_other=[0],
         sim_other=(),
         sim_extra=(),
         t2_settings=["patho(S=2)"],
@@ -427,10 +426,9 @@ _SIZES: dict[str, dict[str, Any]] = {
         oracle_p=(0.25, 0.5, 0.75),
         kappas=(0.5, 0.75, 0.85, 0.9, 0.95),
         sim_grid=[(0.25, 0.4), (0.5, 0.4), (0.75, 0.4)],  # Fig. 6 top row; the α row runs at the paper profile
-        sim_seeds=[0, 1],  # every method at p = 0.5
-        sim_seeds_other=[0],
-        sim_other=("true", "dynamic", "random_redrawn"),  # at p ≠ 0.5
-        sim_extra=("dynamic_updates",),  # at p = 0.5, first seed
+        sim_seeds=[0, 1],
+        sim_other=("true", "dynamic", "random_fixed", "random_redrawn"),  # at p ≠ 0.5
+        sim_extra=SIM_EXTRA,  # at p = 0.5
         t2_settings=["Dir(0.1)", "Dir(1.0)"],
         # budget: every personalized baseline at the strongest skew, FedAvg/FedPer/FedFac at the mildest
         t2_methods={
@@ -450,9 +448,7 @@ _SIZES: dict[str, dict[str, Any]] = {
 _SIZES["paper"] = {
     **_SIZES["cpu"],
     "sim_seeds": [0, 1, 2],
-    "sim_seeds_other": [0, 1, 2],
     "sim_other": SIM_METHODS,
-    "sim_extra": SIM_EXTRA,
     "sim_grid": [(0.25, 0.4), (0.5, 0.4), (0.75, 0.4), (0.5, 0.2), (0.5, 0.6)],
     "t2_settings": None,
     "t2_methods": None,
@@ -752,17 +748,14 @@ def label_balance(setting: SimSetting, seed: int = 0) -> pd.DataFrame:
 
 
 def sim_grid(profile: str) -> tuple[pd.DataFrame, dict[tuple[float, float, str, int], dict[str, Any]]]:
-    """Every simulation run of the profile's grid: every method at p = 0.5, α = 0.4 on the profile's seeds and the
-    extra variants on its first seed; the profile's subset elsewhere on its first seed. One row per
-    (p, α, method, seed) with the last-5-evaluation accuracy, plus the records."""
+    """Every simulation run of the profile's grid: every method and the extra variants at p = 0.5, α = 0.4, the
+    profile's subset elsewhere, each on the profile's simulation seeds. One row per (p, α, method, seed) with the
+    last-5-evaluation accuracy, plus the records."""
     z = settings(profile)
     keys = []
     for p, a in z["sim_grid"]:
-        if (p, a) == (0.5, 0.4):
-            keys += [(p, a, lab, s) for lab in SIM_METHODS for s in z["sim_seeds"]]
-            keys += [(p, a, lab, z["sim_seeds"][0]) for lab in z["sim_extra"]]
-        else:
-            keys += [(p, a, lab, s) for lab in z["sim_other"] for s in z["sim_seeds_other"]]
+        labels = list(SIM_METHODS) + list(z["sim_extra"]) if (p, a) == (0.5, 0.4) else list(z["sim_other"])
+        keys += [(p, a, lab, s) for lab in labels for s in z["sim_seeds"]]
     recs = run_sims([(sim_setting(profile, shared_frac=p, alpha_cov=a), lab, s) for p, a, lab, s in keys], profile)
     rows = [{"p": p, "alpha": a, "method": lab, "seed": s, "acc": last_mean(r)} for (p, a, lab, s), r in zip(keys, recs)]
     return pd.DataFrame(rows), dict(zip(keys, recs))
