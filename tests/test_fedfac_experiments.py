@@ -129,6 +129,8 @@ def test_choice_reads_validation_never_test():
     assert X.choose_on_validation([_rec(0.5, 0.1), _rec(0.5, 0.9)], ["a", "b"]) == "a"  # ties: the first
     t = X.tuning_table([("Λ", [1, 2, 3], recs, 2)])
     assert t.chosen.tolist() == [False, True, False] and t.val_acc.tolist() == pytest.approx([40.0, 50.0, 45.0])
+    assert t.value.tolist() == ["{1}", "{2}", "{3}"]
+    assert X.tuning_table([("τ (quantile)", [0.25, 1.0], recs[:2], 1.0)]).value.tolist() == ["25 %", "+∞"]
     with pytest.raises(ValueError, match="one record per value"):
         X.choose_on_validation(recs, [1, 2])
     assert X.tau_params(1.0) == {"q": 1.0, "threshold": "given", "tau": None}  # τ = +∞, the official switch

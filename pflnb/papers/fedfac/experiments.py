@@ -508,8 +508,17 @@ def choose_on_validation(records: Sequence[dict[str, Any]], values: Sequence[Any
     return values[int(np.argmax(val))]
 
 
+def _shown(knob: str, v: Any) -> str:
+    if knob == "Λ":
+        return f"{{{v}}}"
+    if knob.startswith("τ"):
+        return "+∞" if float(v) >= 1 else f"{100 * float(v):g} %"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 def tuning_table(phases: Sequence[tuple[str, Sequence[Any], Sequence[dict[str, Any]], Any]]) -> pd.DataFrame:
-    """One row per tuning run: knob, value, validation and test accuracy (%), and whether it was chosen."""
+    """One row per tuning run: knob, value (as shown: Λ as a set, τ as a percentage or +∞), validation and test
+    accuracy (%), and whether it was chosen."""
     rows = []
     for knob, values, recs, chosen in phases:
         for v, r in zip(values, recs):
@@ -517,7 +526,7 @@ def tuning_table(phases: Sequence[tuple[str, Sequence[Any], Sequence[dict[str, A
             rows.append(
                 {
                     "knob": knob,
-                    "value": v,
+                    "value": _shown(knob, v),
                     "val_acc": 100 * s["best_val_acc"],
                     "test_acc": 100 * s["test_acc"],
                     "chosen": v == chosen,
