@@ -20,25 +20,48 @@ def _parse_value(text: str) -> Any:
 
 
 def _parse_pairs(pairs: list[str], what: str) -> dict[str, Any]:
-    out = {}
+    """NAME=VALUE pairs from every occurrence of ``what`` merged; one name given two different values is an error."""
+    out: dict[str, Any] = {}
     for p in pairs or []:
         if "=" not in p:
             raise ValueError(f"{what} expects NAME=VALUE, got {p!r}")
         k, v = p.split("=", 1)
-        out[k.strip()] = _parse_value(v)
-    if "fractions" in out:
+        k, value = k.strip(), _parse_value(v)
+        if not k:
+            raise ValueError(f"{what} expects NAME=VALUE, got {p!r}")
+        if k in out and out[k] != value:
+            raise ValueError(f"{what} sets {k} twice with different values ({out[k]!r} and {value!r})")
+        out[k] = value
+    if isinstance(out.get("fractions"), list):
         out["fractions"] = tuple(out["fractions"])
     return out
 
 
+# Config fields the CLI sets through its own options (a --set of them would be overridden).
+_OWN_OPTIONS = {"method": "--method/--methods", "seed": "--seeds", "method_params": "--param", "profile": "--profile"}
+
+
 def _configs(args: argparse.Namespace, methods: list[str]) -> list:
     overrides = _parse_pairs(args.set, "--set")
+    for name, option in _OWN_OPTIONS.items():
+        if name in overrides:
+            raise ValueError(f"--set {name}=... is not allowed; use {option}")
     params = _parse_pairs(args.param, "--param")
-    if args.data_root:
+    if args.data_root is not None:
         overrides["data_root"] = args.data_root
-    if args.device:
+    if args.device is not None:
         overrides["device"] = args.device
+    if args.seeds is not None and not args.seeds:
+        raise ValueError("--seeds needs at least one seed")
     seeds = args.seeds if args.seeds else profile_seeds(args.profile)
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:
+        raise ValueError(f"--seeds repeats {repeated}; each seed would run (and count) twice")
+    repeated = sorted({m for m in methods if methods.count(m) > 1})
+    if repeated:
+        raise ValueError(f"--methods repeats {repeated}")
+    if args.checkpoint_every < 0:
+        raise ValueError(f"--checkpoint-every must be >= 0, got {args.checkpoint_every}")
     base = profile_config(args.profile, args.dataset, **overrides)
     configs = [base.replace(method=m, method_params=params, seed=s) for m in methods for s in seeds]
     for cfg in configs:
@@ -46,23 +69,33 @@ def _configs(args: argparse.Namespace, methods: list[str]) -> list:
     return configs
 
 
-def _print_results(records: list[dict[str, Any]]) -> None:
+def _print_results(records: list[dict[str, Any]]) -> int:
+    """Print the results table; return the number of diverged runs (each also named on stderr)."""
+    from pflnb.experiments.run import describe_divergence, is_diverged
     from pflnb.experiments.tables import mean_std, summary_table
 
     df = summary_table(records)
     table = mean_std(df, by=["method"], metrics=["test_acc", "last_test_acc", "worst_client"])
-    print(table[["method", "test_acc", "last_test_acc", "worst_client", "seeds"]].to_string(index=False))
+    print(table[["method", "test_acc", "last_test_acc", "worst_client", "seeds", "diverged"]].to_string(index=False))
+    diverged = [r for r in records if is_diverged(r)]
+    for r in diverged:
+        print(f"pflnb: {describe_divergence(r)}", file=sys.stderr)
+    return len(diverged)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", default="digits5-lite", help="dataset name (see `pflnb list`)")
     p.add_argument("--profile", default="cpu", choices=PROFILES, help="settings profile")
-    p.add_argument("--seeds", type=int, nargs="*", help="seeds (default: the profile's)")
-    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override config fields, e.g. rounds=5 alpha=0.3")
-    p.add_argument("--param", nargs="*", default=[], metavar="NAME=VALUE", help="method hyperparameters, e.g. mu=0.01")
-    p.add_argument("--data-root", default=None, help="folder with real datasets (default: $PFLNB_DATA)")
+    p.add_argument("--seeds", type=int, nargs="*", action="extend", help="seeds, each once (default: the profile's)")
+    p.add_argument(
+        "--set", nargs="*", action="extend", default=[], metavar="FIELD=VALUE", help="config fields, e.g. rounds=5 alpha=0.3"
+    )
+    p.add_argument(
+        "--param", nargs="*", action="extend", default=[], metavar="NAME=VALUE", help="method hyperparameters, e.g. mu=0.01"
+    )
+    p.add_argument("--data-root", default=None, help="existing folder with real datasets (default: $PFLNB_DATA)")
     p.add_argument("--device", default=None, help="cpu, cuda or auto")
-    p.add_argument("--force", action="store_true", help="re-run even when a cached result exists")
+    p.add_argument("--force", action="store_true", help="re-run from scratch, ignoring a cached result and any checkpoint")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="K", help="save resumable state every K rounds")
@@ -96,13 +129,25 @@ def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
         checkpoint_every=args.checkpoint_every,
         workers=args.workers,
     )
-    _print_results(records)
-    return 0
+    return EXIT_DIVERGED if _print_results(records) else 0
+
+
+EXIT_DIVERGED = 3  # exit status when a run diverged (recorded as diverged, never as a result)
+
+# Thread variables the notebook kernels inherit: their own torch and numpy work (theory, tables) then runs with a
+# fixed thread count, like every run (whose count is its config's ``threads``).
+THREAD_ENV = ("PFLNB_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    import os
+
     import papermill as pm
 
+    if args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    for var in THREAD_ENV:
+        os.environ[var] = str(args.threads)
     root = Path(__file__).resolve().parents[1]
     notebooks = [Path(n) for n in args.notebooks] or sorted((root / "notebooks").glob("*.ipynb"))
     out = root / "executed" / args.profile
@@ -160,21 +205,30 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("notebooks", nargs="*")
     p_rep.add_argument("--profile", default="cpu", choices=PROFILES)
     p_rep.add_argument("--quiet", action="store_true")
+    p_rep.add_argument(
+        "--threads", type=int, default=1, help="torch/BLAS threads of each notebook kernel (runs use their config's threads)"
+    )
     p_cl = sub.add_parser("claims", help="the ledger: every paper's claims and verdicts from figures/<paper>/claims.csv")
     p_cl.add_argument("--figures", default=None, help="figures folder (default: the repository's figures/)")
     p_cl.add_argument("--markdown", action="store_true", help="print the ledger as Markdown")
     p_cl.add_argument("--update-readme", action="store_true", help="write the ledger into README.md between its markers")
     args = parser.parse_args(argv)
+    import warnings
+
+    from pflnb.experiments.run import RunDivergedWarning
+
     try:
-        if args.command == "list":
-            return _cmd_list(args)
-        if args.command == "run":
-            return _cmd_run(args, [args.method])
-        if args.command == "sweep":
-            return _cmd_run(args, args.methods)
-        if args.command == "claims":
-            return _cmd_claims(args)
-        return _cmd_reproduce(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RunDivergedWarning)  # the CLI names diverged runs itself, after the table
+            if args.command == "list":
+                return _cmd_list(args)
+            if args.command == "run":
+                return _cmd_run(args, [args.method])
+            if args.command == "sweep":
+                return _cmd_run(args, args.methods)
+            if args.command == "claims":
+                return _cmd_claims(args)
+            return _cmd_reproduce(args)
     except (ValueError, FileNotFoundError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,20 +20,31 @@ def set_style() -> None:
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "savefig.bbox": "tight", "axes.titleweight": "bold"})
 
 
+def figures_root() -> Path | None:
+    """``$PFLNB_FIGURES`` as a folder when set (every profile's figures then go under it), else None."""
+    env = os.environ.get("PFLNB_FIGURES")
+    return Path(env) if env else None
+
+
 def figure_dir(paper: str, profile: str) -> Path:
-    """Where a notebook's figures go: figures/<paper> for the cpu and paper profiles; smoke runs write
-    to results/smoke/figures/<paper> so that CI never overwrites the committed figures."""
+    """Where a notebook's figures go: ``$PFLNB_FIGURES/<paper>`` when that variable is set (any profile);
+    otherwise figures/<paper> for the cpu and paper profiles, and results/smoke/figures/<paper> for smoke runs
+    so that CI never overwrites the committed figures."""
+    root = figures_root()
+    if root is not None:
+        return root / paper
     if profile == "smoke":
         return FIGURES.parent / "results" / "smoke" / "figures" / paper
     return FIGURES / paper
 
 
 def save(fig: plt.Figure, name: str, folder: str | Path) -> Path:
-    """Save ``fig`` as ``<folder>/<name>.png`` and ``.pdf`` (folder relative to figures/ unless absolute), without
-    timestamps or version stamps, so that re-running a notebook on the same results leaves the files unchanged."""
+    """Save ``fig`` as ``<folder>/<name>.png`` and ``.pdf`` (folder relative to ``$PFLNB_FIGURES`` or figures/ unless
+    absolute), without timestamps or version stamps, so that re-running a notebook on the same results leaves the
+    files unchanged."""
     folder = Path(folder)
     if not folder.is_absolute():
-        folder = FIGURES / folder
+        folder = (figures_root() or FIGURES) / folder
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     fig.savefig(path, metadata={"Software": None})

@@ -5,6 +5,7 @@ from pflnb.data.digits5_lite import domain_samples, load_digits5_lite
 from pflnb.data.fedbn import load_digits5, load_domainnet10, load_office_caltech10
 from pflnb.data.federated import ClientData, FederatedDataset, Split
 from pflnb.data.sources import (
+    DataFileError,
     DataUnavailable,
     load_cifar10,
     load_cifar100,
@@ -21,6 +22,7 @@ __all__ = [
     "PARTITIONS",
     "ClientData",
     "DataSpec",
+    "DataFileError",
     "DataUnavailable",
     "FederatedDataset",
     "Split",

@@ -57,7 +57,10 @@ _HINT = "Get the files from the FedBN authors' repository (med-air/FedBN, data l
 
 def _load_pickle(path: Path):
     """np.load with pickles allowed, as the FedBN code reads its .pkl files."""
-    return np.load(path, allow_pickle=True)
+    from pflnb.data.sources import reading
+
+    with reading(path):
+        return np.load(path, allow_pickle=True)
 
 
 def images_to_chw(images: np.ndarray) -> np.ndarray:
@@ -143,7 +146,9 @@ def load_digits5(
 def _read_image(path: Path, size: int) -> np.ndarray:
     from PIL import Image
 
-    with Image.open(path) as img:
+    from pflnb.data.sources import reading
+
+    with reading(path), Image.open(path) as img:
         img = img.convert("RGB").resize((size, size), Image.BILINEAR)
         return np.asarray(img, dtype=np.uint8).transpose(2, 0, 1)
 

@@ -14,7 +14,8 @@ import bz2
 import gzip
 import os
 import pickle
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,25 @@ _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 
 
 class DataUnavailable(FileNotFoundError):
     """A dataset's files were found nowhere and could not be downloaded."""
+
+
+class DataFileError(ValueError):
+    """A dataset file exists but cannot be read (truncated, corrupt or in another format)."""
+
+
+@contextmanager
+def reading(path: str | os.PathLike) -> Iterator[None]:
+    """Turn any failure while reading ``path`` (except a missing file) into a DataFileError naming the file and
+    what to do."""
+    try:
+        yield
+    except (FileNotFoundError, DataFileError):
+        raise
+    except Exception as e:  # noqa: BLE001 - EOFError, BadGzipFile, zlib.error, UnpicklingError, MatReadError, ...
+        raise DataFileError(
+            f"{path} cannot be read ({type(e).__name__}: {e}); the file is truncated or corrupt: delete it and get it "
+            "again (re-download it, or reinstall the package that provides it)"
+        ) from e
 
 
 def data_root(root: str | os.PathLike | None = None) -> Path | None:
@@ -85,7 +105,7 @@ def _open(path: Path):
 
 def read_idx(path: str | os.PathLike) -> np.ndarray:
     """Read an IDX (MNIST "SN3 Pascal Vincent") file, gzipped or raw, into a numpy array."""
-    with _open(Path(path)) as f:
+    with reading(path), _open(Path(path)) as f:
         data = f.read()
     if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] not in _IDX_DTYPES:
         raise ValueError(f"{path} is not an IDX file (bad magic number)")
@@ -121,7 +141,7 @@ def read_mnist_folder(folder: str | os.PathLike, raw: bool = False) -> SplitArra
 
 
 def _unpickle(path: Path) -> dict:
-    with open(path, "rb") as f:
+    with reading(path), open(path, "rb") as f:
         d = pickle.load(f, encoding="latin1")
     return {k.decode() if isinstance(k, bytes) else k: v for k, v in d.items()}
 
@@ -161,7 +181,8 @@ def read_svhn_folder(folder: str | os.PathLike, raw: bool = False) -> SplitArray
         path = folder / f"{split}_32x32.mat"
         if not path.is_file():
             raise FileNotFoundError(path)
-        mat = scipy.io.loadmat(path)
+        with reading(path):
+            mat = scipy.io.loadmat(path)
         y = mat["y"].astype(np.int64).reshape(-1)
         y[y == 10] = 0
         out[split] = (_finish(np.transpose(mat["X"], (3, 2, 0, 1)), raw), y)
@@ -176,7 +197,7 @@ def read_usps_folder(folder: str | os.PathLike, raw: bool = False) -> SplitArray
         path = folder / name
         if not path.is_file():
             raise FileNotFoundError(path)
-        with bz2.open(path) as f:
+        with reading(path), bz2.open(path) as f:
             rows = [line.decode().split() for line in f if line.strip()]
         values = np.asarray([[v.split(":")[-1] for v in r[1:]] for r in rows], dtype=np.float32)
         images = ((values.reshape(-1, 16, 16) + 1) / 2 * 255).astype(np.uint8)  # torchvision's quantisation

@@ -2,7 +2,7 @@
 
 from pflnb.experiments.claims import Claim, Outcome, claims_table, mean_std_str, write_claims
 from pflnb.experiments.config import PROFILES, ExperimentConfig, profile_config, profile_seeds, with_available_data
-from pflnb.experiments.run import cache_path, results_root, run, run_many, sweep
+from pflnb.experiments.run import RunDiverged, RunDivergedWarning, cache_path, is_diverged, results_root, run, run_many, sweep
 from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
 
 __all__ = [
@@ -14,7 +14,10 @@ __all__ = [
     "with_available_data",
     "PROFILES",
     "ExperimentConfig",
+    "RunDiverged",
+    "RunDivergedWarning",
     "cache_path",
+    "is_diverged",
     "client_table",
     "curve_table",
     "mean_std",

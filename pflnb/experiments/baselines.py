@@ -6,7 +6,12 @@ baselines on the same data, seeds and budget.
 
 from __future__ import annotations
 
+from typing import Any
+
+import pandas as pd
+
 from pflnb.experiments.config import ExperimentConfig, profile_config, profile_seeds, with_available_data
+from pflnb.experiments.tables import mean_std, summary_table
 
 BASELINES = (
     "local",
@@ -68,3 +73,32 @@ def baseline_configs(
     base = with_available_data(baseline_config(profile, setting, **overrides))
     seeds = profile_seeds(profile) if seeds is None else list(seeds)
     return [base.replace(method=m, seed=s) for m in methods for s in seeds]
+
+
+COMPARISON_METRICS = ("test_acc", "worst_client", "last_test_acc")
+
+
+def comparison_table(records: dict[str, list[dict[str, Any]]], metrics: tuple[str, ...] = COMPARISON_METRICS) -> pd.DataFrame:
+    """The comparison table (figures/baselines/comparison.csv): one row per (setting, method), mean ± std over
+    seeds of ``metrics`` in %, with a ``setting`` column, in the order the methods first appear.
+
+    ``records`` maps a setting to its run records. A run listed more than once (same config key) counts once;
+    two different runs of one method with the same seed in a setting (e.g. other hyperparameters) are an error,
+    since averaging them would mix settings."""
+    frames = []
+    for setting, recs in records.items():
+        unique: dict[str, dict[str, Any]] = {}
+        for r in recs:
+            unique.setdefault(r["key"], r)
+        seen: dict[tuple[str, int], str] = {}
+        for key, r in unique.items():
+            ident = (r["config"]["method"], r["config"]["seed"])
+            if ident in seen:
+                raise ValueError(
+                    f"setting {setting!r}: method {ident[0]!r} seed {ident[1]} has two different runs "
+                    f"(keys {seen[ident]} and {key}); give them different labels or keep one"
+                )
+            seen[ident] = key
+        summary = summary_table(list(unique.values()))
+        frames.append(mean_std(summary, by=["method"], metrics=list(metrics)).assign(setting=setting))
+    return pd.concat(frames, ignore_index=True)

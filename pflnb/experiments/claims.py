@@ -48,14 +48,21 @@ class Interval:
     hi: float
     n: int
     level: float = LEVEL
+    digits: int = 2
 
     def __str__(self) -> str:
+        d = self.digits
         if self.n < 2:
-            return f"{self.mean:+.2f} (1 seed, no interval)"
-        return f"{self.mean:+.2f} [{self.lo:+.2f}, {self.hi:+.2f}]"
+            return f"{self.mean:+.{d}f} (1 seed, no interval)"
+        return f"{self.mean:+.{d}f} [{self.lo:+.{d}f}, {self.hi:+.{d}f}]"
 
 
-def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL) -> Interval:
+def _digits(scale: float) -> int:
+    """Decimals shown for values in percentage points (scale 100) or raw units (scale 1)."""
+    return 2 if scale >= 100 else 4
+
+
+def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL, digits: int = 2) -> Interval:
     """Mean and two-sided ``level`` Student-t interval (n − 1 degrees of freedom) of ``values``."""
     v = np.asarray(values, dtype=float).ravel()
     if v.size == 0:
@@ -64,9 +71,9 @@ def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL) -> In
         raise ValueError(f"level must lie in (0, 1), got {level}")
     mean = float(v.mean())
     if v.size < 2:
-        return Interval(mean, math.nan, math.nan, 1, level)
+        return Interval(mean, math.nan, math.nan, 1, level, digits)
     half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return Interval(mean, mean - half, mean + half, int(v.size), level)
+    return Interval(mean, mean - half, mean + half, int(v.size), level, digits)
 
 
 def _as_seed_map(values: Values, name: str) -> dict[int, float]:
@@ -91,7 +98,12 @@ def paired_differences(a: Values, b: Values) -> np.ndarray:
 def _mean_sd(values: Values, scale: float) -> str:
     v = np.array(list(_as_seed_map(values, "v").values())) * scale
     sd = float(v.std(ddof=1)) if v.size > 1 else 0.0
-    return f"{v.mean():.1f} ± {sd:.1f}"
+    d = 1 if scale >= 100 else 3
+    return f"{v.mean():.{d}f} ± {sd:.{d}f}"
+
+
+def _unit(unit: str) -> str:
+    return f" {unit}" if unit else ""
 
 
 def _seed_word(n: int) -> str:
@@ -153,12 +165,12 @@ def compare(
     na, nb = names
     if _diverged(a, b):
         return Outcome(DIVERGED, f"{na} vs {nb}: a run diverged", detail="a run diverged")
-    shown = t_interval(paired_differences(a, b) * scale, level)  # A − B, as measured
+    shown = t_interval(paired_differences(a, b) * scale, level, _digits(scale))  # A − B, as measured
     # the interval on the claimed side: A − B when A is claimed higher, B − A when claimed lower
     c_lo, c_hi = (shown.lo, shown.hi) if higher else (-shown.hi, -shown.lo)
     iv = shown
     what = f"{na} − {nb}" if higher else f"{na} − {nb} (claimed < 0)"
-    ours = f"{na} {_mean_sd(a, scale)} vs {nb} {_mean_sd(b, scale)}; {what} = {shown} {unit}"
+    ours = f"{na} {_mean_sd(a, scale)} vs {nb} {_mean_sd(b, scale)}; {what} = {shown}{_unit(unit)}"
     ours += f" ({int(level * 100)} % CI, {_seed_word(iv.n)})" if iv.n > 1 else " (1 seed)"
     if iv.n < 2:
         return Outcome(INCONCLUSIVE, ours, shown, "one seed has no interval")
@@ -211,8 +223,8 @@ def value(values: Values, target: float, tol: float, *, scale: float = 100.0, un
         raise ValueError(f"tol must be > 0, got {tol}")
     if _diverged(values):
         return Outcome(DIVERGED, "a run diverged", detail="a run diverged")
-    iv = t_interval(np.array(list(_as_seed_map(values, "v").values())) * scale)
-    ours = f"{iv} {unit} vs {target:g} ± {tol:g}"
+    iv = t_interval(np.array(list(_as_seed_map(values, "v").values())) * scale, digits=_digits(scale))
+    ours = f"{iv}{_unit(unit)} vs {target:g} ± {tol:g}"
     if iv.n < 2:
         return Outcome(INCONCLUSIVE, ours + " (1 seed)", iv, "one seed has no interval")
     ours += f" ({int(iv.level * 100)} % CI, {_seed_word(iv.n)})"

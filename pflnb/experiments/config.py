@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pflnb.data import DataSpec, check_spec
@@ -48,6 +50,9 @@ class ExperimentConfig:
     lr_decay: float = 1.0
     finetune_epochs: int = 1
     seed: int = 0
+    # execution: torch intra-op and BLAS/OpenMP threads while the run executes; hashed, since results on the CPU
+    # depend on the thread count (reductions split differently)
+    threads: int = 1
     # bookkeeping (not hashed)
     profile: str = "cpu"
     data_root: str | None = None
@@ -118,29 +123,182 @@ class ExperimentConfig:
         )
 
     def validate(self) -> None:
-        """Raise ValueError naming the bad field, before any data is loaded or training starts."""
-        from pflnb.algorithms import make_algorithm
+        """Raise ValueError naming the bad field, before any data is loaded or training starts.
+
+        Every field is type- and range-checked (integers are Python ints, floats finite), the method's
+        hyperparameters against the types of its Params (floats finite), names against their registries, the
+        device against what this machine has and ``data_root`` against the file system.
+        """
         from pflnb.models import MODELS
 
+        for name in ("method", "dataset", "partition", "model", "optimizer", "profile", "device"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise ValueError(f"{name} must be a string, got {value!r} ({type(value).__name__})")
+        for name, low in _INT_MIN.items():
+            _check_int(name, getattr(self, name), low)
+        for name, low in _OPTIONAL_INT_MIN.items():
+            if getattr(self, name) is not None:
+                _check_int(name, getattr(self, name), low, optional=True)
+        if self.seed > MAX_SEED:
+            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}], got {self.seed!r}")
+        for name, (low, high, low_open, high_open) in _FLOAT_RANGES.items():
+            _check_float(name, getattr(self, name), low, high, low_open, high_open)
+        if not isinstance(self.fractions, tuple | list) or len(self.fractions) != 3:
+            raise ValueError(f"fractions must be 3 numbers (train, val, test) that sum to 1, got {self.fractions!r}")
+        for i, v in enumerate(self.fractions):
+            _check_float(f"fractions[{i}]", v, 0.0, 1.0, True, True)
         if self.profile not in PROFILES:
             raise ValueError(f"unknown profile {self.profile!r}; choose one of {PROFILES}")
-        make_algorithm(self.method, self.method_params)
+        _check_method(self.method, self.method_params)
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")
-        check_spec(self.data_spec())
-        for name in ("rounds", "eval_every", "batch_size", "local_epochs"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.finetune_epochs < 0:
-            raise ValueError(f"finetune_epochs must be >= 0, got {self.finetune_epochs}")
-        if not 0.0 < self.participation <= 1.0:
-            raise ValueError(f"participation must be in (0, 1], got {self.participation}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
-        if not 0.0 < self.lr_decay <= 1.0:
-            raise ValueError(f"lr_decay must be in (0, 1], got {self.lr_decay}")
+        _check_device(self.device)
+        if self.data_root is not None:
+            if not isinstance(self.data_root, str) or not self.data_root:
+                raise ValueError(f"data_root must be None or a folder path (string), got {self.data_root!r}")
+            if not Path(self.data_root).expanduser().is_dir():
+                raise ValueError(f"data_root {self.data_root!r} is not an existing folder")
+        check_spec(self.data_spec())
+
+
+# Validation rules: integer fields and their minimum; optional integers (None allowed); float fields and their range
+# (low, high, low is open, high is open). check_spec adds the data-specific rules (image sizes, max_samples, ...).
+MAX_SEED = 2**32 - 1
+_INT_MIN = {
+    "num_clients": 1,
+    "classes_per_client": 1,
+    "min_samples": 0,
+    "unseen_clients": 0,
+    "rounds": 1,
+    "eval_every": 1,
+    "batch_size": 1,
+    "local_epochs": 1,
+    "finetune_epochs": 0,
+    "seed": 0,
+    "threads": 1,
+}
+_OPTIONAL_INT_MIN = {"max_samples": 1, "image_size": 1}
+_INF = float("inf")
+_FLOAT_RANGES = {
+    "alpha": (0.0, _INF, True, True),
+    "participation": (0.0, 1.0, True, False),
+    "lr": (0.0, _INF, True, True),
+    "momentum": (0.0, 1.0, False, True),
+    "weight_decay": (0.0, _INF, False, True),
+    "lr_decay": (0.0, 1.0, True, False),
+}
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _check_int(name: str, value: object, low: int, optional: bool = False) -> None:
+    if not _is_int(value) or value < low:  # type: ignore[operator]
+        what = "None or an integer" if optional else "an integer"
+        raise ValueError(f"{name} must be {what} >= {low}, got {value!r} ({type(value).__name__})")
+
+
+def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    return f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def _check_float(name: str, value: object, low: float, high: float, low_open: bool, high_open: bool) -> None:
+    if not _is_real(value) or not math.isfinite(value):  # type: ignore[arg-type]
+        raise ValueError(f"{name} must be a finite number, got {value!r} ({type(value).__name__})")
+    ok_low = value > low if low_open else value >= low  # type: ignore[operator]
+    ok_high = value < high if high_open else value <= high  # type: ignore[operator]
+    if not (ok_low and ok_high):
+        raise ValueError(f"{name} must be in {_interval(low, high, low_open, high_open)}, got {value!r}")
+
+
+def _check_json_value(where: str, value: object) -> None:
+    """Hyperparameter values: JSON-able (None, bool, int, str, finite float, lists and dicts of them)."""
+    if value is None or isinstance(value, bool | int | str):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where} must be finite, got {value!r}")
+        return
+    if isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _check_json_value(f"{where}[{i}]", v)
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{where} keys must be strings, got {k!r}")
+            _check_json_value(f"{where}[{k!r}]", v)
+        return
+    raise ValueError(f"{where} must be a number, string, boolean, None or a list of them, got {value!r} ({type(value).__name__})")
+
+
+def _check_param_type(where: str, value: object, annotation: object) -> None:
+    """``value`` against a Params field annotation (float, int, bool, str, X | None, tuple[int, ...])."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    kinds = {t.strip() for t in text.split("|")}
+    if value is None:
+        if "None" not in kinds:
+            raise ValueError(f"{where} must not be None (expected {text})")
+        return
+    checks = {
+        "float": _is_real,
+        "int": _is_int,
+        "bool": lambda v: isinstance(v, bool),
+        "str": lambda v: isinstance(v, str),
+        "tuple[int, ...]": lambda v: isinstance(v, list | tuple) and all(_is_int(x) for x in v),
+    }
+    known = [checks[k] for k in kinds if k in checks]
+    if known and not any(check(value) for check in known):
+        raise ValueError(f"{where} must be {text}, got {value!r} ({type(value).__name__})")
+
+
+def _check_method(method: str, params: object) -> None:
+    from pflnb.algorithms import get_algorithm_class
+
+    cls = get_algorithm_class(method)
+    if not isinstance(params, dict):
+        raise ValueError(f"method_params must be a dict of hyperparameters, got {params!r}")
+    fields = {f.name: f.type for f in dataclasses.fields(cls.Params)}
+    unknown = sorted(set(params) - set(fields), key=str)
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown} for method {method!r}; allowed: {sorted(fields)}")
+    for name, value in params.items():
+        where = f"method_params[{name!r}] of {method!r}"
+        _check_json_value(where, value)
+        _check_param_type(where, value, fields[name])
+    try:
+        cls.from_dict(params)
+    except (TypeError, AttributeError) as e:  # a Params.validate that trips over a value type
+        raise ValueError(f"method_params of {method!r} rejected: {e}") from e
+
+
+def _check_device(name: str) -> None:
+    import torch
+
+    if name == "auto":
+        return
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {name!r}") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {name!r}: CUDA is not available on this machine (use 'auto' or 'cpu')")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device {name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    elif dev.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError(f"device {name!r}: MPS is not available on this machine (use 'auto' or 'cpu')")
+    elif dev.type != "cpu":
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {name!r}")
 
 
 # Per profile and dataset: the settings that differ from the dataclass defaults.

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
-import time
-from collections.abc import Callable, Iterable
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import torch
 from tqdm.auto import tqdm
 
 from pflnb.algorithms import make_algorithm
@@ -28,9 +33,128 @@ def results_root() -> Path:
     return repo / "results" if (repo / "pyproject.toml").exists() else Path.cwd() / "results"
 
 
-def cache_path(cfg: ExperimentConfig, root: Path | None = None) -> Path:
+def cache_path(cfg: ExperimentConfig, root: Path | str | None = None) -> Path:
     """Where the record of ``cfg`` is cached."""
-    return (root or results_root()) / cfg.profile / f"{cfg.method}-{cfg.key()}.json"
+    return Path(root or results_root()) / cfg.profile / f"{cfg.method}-{cfg.key()}.json"
+
+
+@contextmanager
+def thread_limits(threads: int) -> Iterator[None]:
+    """Run the enclosed code with ``threads`` torch intra-op threads and at most ``threads`` BLAS/OpenMP threads
+    (threadpoolctl); the previous counts are restored afterwards."""
+    from threadpoolctl import threadpool_limits
+
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    previous = torch.get_num_threads()
+    try:
+        with threadpool_limits(limits=threads):
+            torch.set_num_threads(threads)
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+class RunDivergedWarning(UserWarning):
+    """A run stopped because a training loss or a model state became non-finite (recorded as diverged)."""
+
+
+class RunDiverged(RuntimeError):
+    """Raised when final states are requested (``keep_final``) from a run that diverged."""
+
+
+def is_diverged(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is the record of a diverged run (no accuracy summary; see ``record["divergence"]``)."""
+    return record.get("status") == "diverged"
+
+
+def describe_divergence(record: dict[str, Any]) -> str:
+    """One line: which run diverged, where (round, client) and in which quantity."""
+    cfg, d = record.get("config", {}), record.get("divergence", {})
+    where = "the server" if d.get("client") is None else f"client {d.get('client')}"
+    return (
+        f"{cfg.get('method')} (seed {cfg.get('seed')}, key {record.get('key')}) diverged at round {d.get('round')}, "
+        f"{where}: {d.get('quantity')} = {d.get('value')}"
+    )
+
+
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def strict_json(x: Any) -> Any:
+    """``x`` as plain JSON values with every non-finite float written as the string "NaN", "Infinity" or
+    "-Infinity" (valid JSON for strict parsers; :func:`load_record` reads them back as floats)."""
+    x = to_jsonable(x)
+    if isinstance(x, float):
+        return x if math.isfinite(x) else ("NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity"))
+    if isinstance(x, dict):
+        return {k: strict_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [strict_json(v) for v in x]
+    return x
+
+
+def _decode_nonfinite(x: Any) -> Any:
+    if isinstance(x, str):
+        return _NONFINITE.get(x, x)
+    if isinstance(x, dict):
+        return {k: (v if k == "config" else _decode_nonfinite(v)) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_decode_nonfinite(v) for v in x]
+    return x
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as strict JSON to ``path`` through a unique temporary file in the same folder and an atomic
+    replace: concurrent writers never collide, and readers see the old or the new file, never a partial one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(strict_json(obj), f, allow_nan=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+
+
+def _remove(path: Path | str) -> None:
+    with contextlib.suppress(FileNotFoundError):  # another process may have removed it first
+        os.remove(path)
+
+
+def load_record(path: Path, cfg: ExperimentConfig | None = None) -> dict[str, Any]:
+    """A cached record, checked: valid JSON, the expected keys, and (given ``cfg``) the config's hash. A bad file
+    raises ValueError naming it and what to do."""
+    fix = "delete it or re-run with --force (force=True)"
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"cached record {path} is truncated or not JSON ({e}); {fix}") from e
+    if isinstance(record, dict):
+        record = _decode_nonfinite(record)
+    problem = None
+    if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+        problem = "no 'config'"
+    elif cfg is not None and record.get("key") != cfg.key():
+        problem = f"key {record.get('key')!r} is not the config's {cfg.key()!r}"
+    elif record.get("status", "finished") == "diverged":
+        if not isinstance(record.get("divergence"), dict):
+            problem = "status 'diverged' without a 'divergence' entry"
+    elif record.get("status", "finished") != "finished":
+        problem = f"unknown status {record.get('status')!r}"
+    elif not isinstance(record.get("summary"), dict) or "test_acc" not in record["summary"]:
+        problem = "no 'summary' with 'test_acc'"
+    elif not isinstance(record.get("evals"), list) or not isinstance(record.get("rounds"), list):
+        problem = "no 'evals' or 'rounds' list"
+    if problem:
+        raise ValueError(f"cached record {path} has the wrong shape ({problem}); {fix}")
+    return record
 
 
 def run(
@@ -43,67 +167,117 @@ def run(
     keep_final: bool = False,
     root: Path | None = None,
     data_hook: Callable[[FederatedDataset, int], FederatedDataset] | None = None,
+    warn: bool = True,
 ) -> dict[str, Any]:
     """Run one experiment, or return its cached record.
 
     Validates the config before touching data. The record (JSON) holds the config, its key, per-round and
     per-evaluation metrics, internals, timings and the summary. ``keep_final`` keeps the final server and
-    client states in the returned record (never cached). ``checkpoint_every`` saves resumable state.
-    ``data_hook(data, seed)`` transforms the built dataset (e.g. another evaluation protocol); runs that use
-    one must be cached under their own ``root``, since the config hash does not see it.
+    client states in the returned record (never cached). ``checkpoint_every`` saves resumable state (tagged with
+    the config hash); ``force`` ignores both the cached record and any checkpoint, and every run that ends
+    removes its checkpoint. ``data_hook(data, seed)`` transforms the built dataset (e.g. another evaluation
+    protocol); runs that use one must be cached under their own ``root``, since the config hash does not see it.
+    The run executes with ``cfg.threads`` torch and BLAS threads (restored afterwards); the record holds the
+    thread count (``threads``) and the device (``device``) it ran with, ``status`` ("finished" or "diverged")
+    and ``wall_time_s`` summed over resumes. A run whose losses or states become non-finite stops and is
+    recorded (and cached) with status "diverged", a ``divergence`` entry (round, client, quantity) and no
+    summary; a RunDivergedWarning says so (``warn``), and ``keep_final`` raises RunDiverged.
     """
     cfg.validate()
+    if not isinstance(checkpoint_every, int) or isinstance(checkpoint_every, bool) or checkpoint_every < 0:
+        raise ValueError(f"checkpoint_every must be an integer >= 0, got {checkpoint_every!r}")
     path = cache_path(cfg, root)
+    ckpt = path.with_suffix(".ckpt")
     if cache and not force and path.exists():
-        with open(path) as f:
-            record = json.load(f)
+        record = load_record(path, cfg)
+        if is_diverged(record):
+            if warn:
+                warnings.warn(f"{describe_divergence(record)} (cached in {path})", RunDivergedWarning, stacklevel=2)
+            if keep_final:
+                raise RunDiverged(f"{describe_divergence(record)}; it has no final states (cached in {path})")
+            return record
         if not keep_final:
             return record
-    algorithm = make_algorithm(cfg.method, cfg.method_params)
-    data = build_federated(cfg.data_spec(), seed=cfg.seed)
-    if data_hook is not None:
-        data = data_hook(data, cfg.seed)
+    if force:
+        _remove(ckpt)  # start from scratch
+    with thread_limits(cfg.threads):
+        algorithm = make_algorithm(cfg.method, cfg.method_params)
+        data = build_federated(cfg.data_spec(), seed=cfg.seed)
+        if data_hook is not None:
+            data = data_hook(data, cfg.seed)
 
-    def model_fn():
-        return build_model(cfg.model, data.input_shape, data.num_classes)
+        def model_fn():
+            return build_model(cfg.model, data.input_shape, data.num_classes)
 
-    ckpt = str(path.with_suffix(".ckpt")) if checkpoint_every else None
-    t0 = time.perf_counter()
-    record = run_simulation(algorithm, data, model_fn, cfg.settings(progress, ckpt, checkpoint_every))
-    record["wall_time_s"] = time.perf_counter() - t0
+        settings = cfg.settings(progress, str(ckpt) if checkpoint_every else None, checkpoint_every)
+        settings.checkpoint_tag = cfg.key()
+        record = run_simulation(algorithm, data, model_fn, settings)
+        record["threads"] = torch.get_num_threads()
+    record["device"] = settings.device
+    record["status"] = "diverged" if "divergence" in record else "finished"
     record["config"] = cfg.to_dict()
     record["key"] = cfg.key()
     record["data_info"] = to_jsonable({k: v for k, v in data.info.items() if not hasattr(v, "shape")})
-    final = record.pop("final")
+    final = record.pop("final", None)
     if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(record, f)
-        os.replace(tmp, path)
-        if ckpt and os.path.exists(ckpt):
-            os.remove(ckpt)
-    if keep_final:
+        write_json_atomic(path, record)
+    _remove(ckpt)  # a run that ended (finished or diverged) leaves no checkpoint, cached or not
+    if is_diverged(record):
+        if warn:
+            where = f"recorded in {path}" if cache else "not cached (cache=False)"
+            warnings.warn(f"{describe_divergence(record)}; {where}", RunDivergedWarning, stacklevel=2)
+        if keep_final:
+            raise RunDiverged(f"{describe_divergence(record)}; it has no final states")
+    elif keep_final:
         record["final"] = final
     return record
 
 
 def default_workers() -> int:
     """Worker processes for :func:`run_many`: ``$PFLNB_WORKERS`` if set, else 1 (runs in this process)."""
-    n = int(os.environ.get("PFLNB_WORKERS", "1"))
+    text = os.environ.get("PFLNB_WORKERS", "1")
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"PFLNB_WORKERS must be an integer >= 1, got {text!r}") from None
     if n < 1:
         raise ValueError(f"PFLNB_WORKERS must be >= 1, got {n}")
     return n
 
 
-def _init_worker(threads: int) -> None:
-    import torch
+PARENT_DIED_EXIT = 75  # exit status of a worker whose parent process died
 
-    torch.set_num_threads(threads)
+
+def _exit_when_parent_dies() -> None:
+    """Start a daemon thread that ends this (spawned) process as soon as its parent process is gone: it waits on
+    multiprocessing's parent sentinel (a pipe on POSIX, a process handle on Windows), so it needs no polling."""
+    import multiprocessing
+    import multiprocessing.connection
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(PARENT_DIED_EXIT)  # no cleanup: the parent that would collect the result is gone
+
+    threading.Thread(target=watch, name="pflnb-parent-watchdog", daemon=True).start()
+
+
+def _init_worker() -> None:
+    """Worker processes start with one torch and one BLAS thread (each run then applies its config's ``threads``),
+    so that W workers keep W threads busy instead of inheriting the parent's count; they exit when the parent dies."""
+    from threadpoolctl import threadpool_limits
+
+    _exit_when_parent_dies()
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
 
 
 def _run_quiet(cfg: ExperimentConfig, kwargs: dict[str, Any]) -> dict[str, Any]:
-    return run(cfg, progress=False, **kwargs)
+    return run(cfg, progress=False, **{**kwargs, "warn": False})  # the parent reports divergence
 
 
 def run_many(
@@ -112,15 +286,17 @@ def run_many(
     """Run several configs (cached ones are loaded) with one progress bar; records come back in input order.
 
     ``workers`` > 1 (default: ``$PFLNB_WORKERS``, else 1) runs the uncached configs in that many spawned
-    processes, each with this process's torch thread count. Every run is seeded from its own config, so the
-    records equal a serial run's. ``kwargs`` go to :func:`run` and must be picklable when ``workers`` > 1.
+    processes; every run executes with its config's ``threads`` (default 1) wherever it runs. Every run is
+    seeded from its own config, so the records equal a serial run's. ``kwargs`` go to :func:`run` and must be
+    picklable when ``workers`` > 1. Workers exit as soon as this process dies. Diverged runs come back as their
+    records (``status`` "diverged") with a RunDivergedWarning each.
     """
     configs = list(configs)
     for cfg in configs:  # fail on any bad config before the first run starts
         cfg.validate()
     workers = default_workers() if workers is None else workers
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     cache, force, root = kwargs.get("cache", True), kwargs.get("force", False), kwargs.get("root")
     todo = [i for i, c in enumerate(configs) if not (cache and not force and cache_path(c, root).exists())]
     if workers == 1 or len(todo) < 2 or kwargs.get("keep_final"):
@@ -133,8 +309,6 @@ def run_many(
     import multiprocessing
     import pickle
     from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    import torch
 
     try:
         pickle.dumps(kwargs)
@@ -149,11 +323,13 @@ def run_many(
                 bar.update()
         ctx = multiprocessing.get_context("spawn")
         n = min(workers, len(todo))
-        with ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker, initargs=(torch.get_num_threads(),)) as pool:
+        with ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker) as pool:
             futures = {pool.submit(_run_quiet, configs[i], kwargs): i for i in todo}
             try:
                 for fut in as_completed(futures):
-                    out[futures[fut]] = fut.result()
+                    out[futures[fut]] = record = fut.result()
+                    if is_diverged(record) and kwargs.get("warn", True):
+                        warnings.warn(describe_divergence(record), RunDivergedWarning, stacklevel=2)
                     cfg = configs[futures[fut]]
                     bar.set_postfix(method=cfg.method, seed=cfg.seed)
                     bar.update()
@@ -171,10 +347,16 @@ def sweep(
     grid: dict[str, list[Any]] | None = None,
     **kwargs: Any,
 ) -> list[dict[str, Any]]:
-    """Run ``base`` for every method × seed × grid combination (a grid maps a field to its values)."""
+    """Run ``base`` for every method × seed × grid combination (a grid maps a field to its values); a repeated
+    method, seed or grid value is an error (it would count one run twice)."""
     import itertools
 
     methods = list(methods) if methods is not None else [base.method]
+    seeds = list(seeds)
+    for name, values in (("methods", methods), ("seeds", seeds), *((f"grid[{k!r}]", list(v)) for k, v in (grid or {}).items())):
+        repeated = sorted({repr(v) for v in values if values.count(v) > 1})
+        if repeated:
+            raise ValueError(f"{name} has repeated values {', '.join(repeated)}; each would run (and count) twice")
     grid = grid or {}
     names = list(grid)
     configs = []

@@ -1,4 +1,9 @@
-"""Tidy pandas tables of run records: summaries, per-client accuracies, learning curves."""
+"""Tidy pandas tables of run records: summaries, per-client accuracies, learning curves.
+
+Diverged runs (records with ``status`` "diverged", see :func:`pflnb.experiments.run.run`) appear with a boolean
+``diverged`` column set and NaN accuracies; :func:`mean_std` writes "diverged" instead of a number for any group
+that holds one, so no table shows a diverged run as an accuracy.
+"""
 
 from __future__ import annotations
 
@@ -17,36 +22,46 @@ def _label(record: dict[str, Any], label_by: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def _diverged(record: dict[str, Any]) -> bool:
+    return record.get("status") == "diverged"
+
+
 def summary_table(records: Iterable[dict[str, Any]], label_by: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per run: test accuracy at the best mean-validation round, last round, worst client."""
+    """One row per run: test accuracy at the best mean-validation round, last round, worst client; ``diverged``
+    (bool) marks runs that diverged, whose accuracies are NaN and ``diverged_round`` the round it happened."""
     rows = []
     for r in records:
-        s = r["summary"]
+        s = {} if _diverged(r) else r["summary"]
         rows.append(
             {
                 **_label(r, label_by),
-                "test_acc": s["test_acc"],
-                "last_test_acc": s["last_test_acc"],
-                "worst_client": s["test_acc_worst"],
-                "client_std": s["test_acc_client_std"],
-                "best_round": s["best_round"],
+                "test_acc": s.get("test_acc", np.nan),
+                "last_test_acc": s.get("last_test_acc", np.nan),
+                "worst_client": s.get("test_acc_worst", np.nan),
+                "client_std": s.get("test_acc_client_std", np.nan),
+                "best_round": s.get("best_round", np.nan),
                 "wall_time_s": r.get("wall_time_s", np.nan),
+                "diverged": _diverged(r),
+                "diverged_round": r["divergence"]["round"] if _diverged(r) else np.nan,
             }
         )
     return pd.DataFrame(rows)
 
 
 def client_table(records: Iterable[dict[str, Any]], label_by: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per (run, client): the client's test accuracy at the run's best mean-validation round."""
+    """One row per (run, client): the client's test accuracy at the run's best mean-validation round (NaN, with
+    ``diverged`` True, for a diverged run)."""
     rows = []
     for r in records:
-        for name, domain, acc in zip(r["clients"], r["domains"], r["summary"]["test_acc_clients"]):
-            rows.append({**_label(r, label_by), "client": name, "domain": domain, "test_acc": acc})
+        accs = [np.nan] * len(r["clients"]) if _diverged(r) else r["summary"]["test_acc_clients"]
+        for name, domain, acc in zip(r["clients"], r["domains"], accs):
+            rows.append({**_label(r, label_by), "client": name, "domain": domain, "test_acc": acc, "diverged": _diverged(r)})
     return pd.DataFrame(rows)
 
 
 def curve_table(records: Iterable[dict[str, Any]], label_by: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per (run, evaluation round): client-mean validation and test accuracy."""
+    """One row per (run, evaluation round): client-mean validation and test accuracy (a diverged run keeps the
+    evaluations before it diverged, with ``diverged`` True)."""
     rows = []
     for r in records:
         for e in r["evals"]:
@@ -54,23 +69,38 @@ def curve_table(records: Iterable[dict[str, Any]], label_by: Sequence[str] = ())
                 {
                     **_label(r, label_by),
                     "round": e["round"],
-                    "val_acc": float(np.mean(e["val_acc"])),
-                    "test_acc": float(np.mean(e["test_acc"])),
-                    "test_loss": float(np.mean(e["test_loss"])),
+                    "val_acc": float(np.mean(np.asarray(e["val_acc"], dtype=float))),
+                    "test_acc": float(np.mean(np.asarray(e["test_acc"], dtype=float))),
+                    "test_loss": float(np.mean(np.asarray(e["test_loss"], dtype=float))),
+                    "diverged": _diverged(r),
                 }
             )
     return pd.DataFrame(rows)
 
 
+DIVERGED = "diverged"
+
+
 def mean_std(
     df: pd.DataFrame, by: Sequence[str] = ("method",), metrics: Sequence[str] = ("test_acc",), scale: float = 100.0
 ) -> pd.DataFrame:
-    """Mean ± sample std (ddof=1; 0 for one seed) over seeds of each metric, in %, grouped by ``by``."""
+    """Mean ± sample std (ddof=1; 0 for one seed) over seeds of each metric, in %, grouped by ``by``.
+
+    A group holding a diverged run (column ``diverged`` of :func:`summary_table`) shows "diverged (k/n)" and a NaN
+    mean instead of a number (k of the group's n runs diverged); the output's ``diverged`` column (bool) marks them."""
+    df = df.copy()
+    if "diverged" not in df:
+        df["diverged"] = False
+    df["diverged"] = df["diverged"].fillna(False).astype(bool)
     g = df.groupby(list(by), sort=False)
-    out = pd.DataFrame(index=g.size().index)
+    n_diverged = g["diverged"].sum().astype(int)
+    size = g.size()
+    out = pd.DataFrame(index=size.index)
     for m in metrics:
         mean, std = g[m].mean() * scale, g[m].std(ddof=1).fillna(0.0) * scale
-        out[m] = [f"{a:.2f} ± {b:.2f}" for a, b in zip(mean, std)]
+        mean = mean.where(n_diverged == 0)
+        out[m] = [f"{DIVERGED} ({k}/{n})" if k else f"{a:.2f} ± {b:.2f}" for a, b, k, n in zip(mean, std, n_diverged, size)]
         out[m + "_mean"] = mean
-    out["seeds"] = g.size()
+    out["seeds"] = size
+    out["diverged"] = n_diverged > 0
     return out.reset_index()

@@ -3,8 +3,10 @@ evaluation, logging, checkpoints)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import tempfile
 import time
 import zlib
 from collections.abc import Callable
@@ -117,6 +119,7 @@ class RunSettings:
     progress: bool = True
     device: str | None = None
     stop_after: int | None = None  # stop (as if interrupted) after this round; for tests of resume
+    checkpoint_tag: str | None = None  # stored in checkpoints; a checkpoint with another tag is refused (config hash)
 
     def validate(self) -> None:
         """Raise ValueError for settings that cannot run."""
@@ -196,10 +199,72 @@ def summarize(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _save_checkpoint(path: str, payload: dict[str, Any]) -> None:
-    tmp = path + ".tmp"
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
+    """Write ``payload`` to ``path`` through a unique temporary file in the same folder and an atomic replace."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+
+
+def _load_checkpoint(path: str, device: torch.device, tag: str | None) -> dict[str, Any] | None:
+    """The checkpoint at ``path`` (None if there is none); ValueError naming the file if it is unreadable or
+    belongs to another config."""
+    try:
+        payload = torch.load(path, map_location=device, weights_only=False)
+    except FileNotFoundError:  # removed by a concurrent identical run that finished
+        return None
+    except Exception as e:  # noqa: BLE001 - truncated or corrupt file
+        raise ValueError(
+            f"checkpoint {path} is unreadable ({type(e).__name__}: {e}); delete it or re-run with --force (starts from scratch)"
+        ) from e
+    if not isinstance(payload, dict) or not {"round", "server", "clients", "record"} <= set(payload):
+        raise ValueError(f"checkpoint {path} is not a pflnb checkpoint; delete it or re-run with --force")
+    if tag is not None and payload.get("tag") != tag:
+        raise ValueError(
+            f"checkpoint {path} belongs to another config (hash {payload.get('tag')!r}, expected {tag!r}); "
+            "delete it or re-run with --force"
+        )
+    return payload
+
+
+def _tensor_leaves(value: Any, where: str = ""):
+    """(path, tensor) for every floating tensor inside nested dicts, lists and tuples (Python floats in states are
+    bookkeeping, e.g. NaN placeholders, and are not checked)."""
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point() and value.numel():
+            yield where, value
+    elif isinstance(value, dict | list | tuple):
+        for k, v in value.items() if isinstance(value, dict) else enumerate(value):
+            yield from _tensor_leaves(v, f"{where}.{k}" if where else str(k))
+
+
+def check_finite(round_: int, updates: dict[int, ClientUpdate], server: dict[str, Any], clients: list[dict]) -> dict | None:
+    """None if this round's training losses (metrics named ``*loss*``), the updated client states and the server
+    state are finite; otherwise where divergence showed first: round, client (None: the server), quantity, value."""
+    for cid, up in updates.items():
+        for name, v in up.metrics.items():
+            if "loss" in name and isinstance(v, float | int | torch.Tensor) and not math.isfinite(float(v)):
+                return {"round": round_, "client": cid, "quantity": f"train metric {name}", "value": str(float(v))}
+    parts = [(cid, "client state", clients[cid]) for cid in updates] + [(None, "server state", server)]
+    flags: dict[torch.device, list[torch.Tensor]] = {}
+    for _, _, value in parts:
+        for _, t in _tensor_leaves(value):
+            flags.setdefault(t.device, []).append(torch.isfinite(t).all())
+    if all(bool(torch.stack(f).all()) for f in flags.values()):  # one device sync per device
+        return None
+    for cid, what, value in parts:
+        for where, t in _tensor_leaves(value):
+            if not bool(torch.isfinite(t).all()):
+                bad = t[~torch.isfinite(t)].flatten()[0].item()
+                return {"round": round_, "client": cid, "quantity": f"{what} {where}", "value": str(bad)}
+    return None
 
 
 def run_simulation(
@@ -213,8 +278,11 @@ def run_simulation(
 
     The record holds per-round sampled clients, per-client train metrics, method internals and timings
     (``rounds``), per-client val/test accuracy and loss on evaluation rounds (``evals``), held-out
-    clients before/after fine-tuning (``unseen``) and a ``summary``. With ``checkpoint_every`` and a
-    ``checkpoint_path``, state is saved every k rounds and an existing checkpoint is resumed.
+    clients before/after fine-tuning (``unseen``), a ``summary`` and ``wall_time_s`` (summed over resumes).
+    With ``checkpoint_every`` and a ``checkpoint_path``, state is saved every k rounds and an existing checkpoint
+    is resumed (refused, naming the file, when unreadable or tagged with another ``checkpoint_tag``).
+    A round whose training metrics or states hold a non-finite value ends the run: the record then has a
+    ``divergence`` entry (round, client, quantity) instead of a summary, and no final states.
     """
     settings.validate()
     runner = runner or SequentialRunner()
@@ -234,12 +302,12 @@ def run_simulation(
         "evals": [],
         "unseen": {},
     }
-    start_round = 1
+    start_round, t_start, earlier_s = 1, time.perf_counter(), 0.0
     ckpt = settings.checkpoint_path
-    if ckpt and os.path.exists(ckpt):
-        payload = torch.load(ckpt, map_location=device, weights_only=False)
+    payload = _load_checkpoint(ckpt, device, settings.checkpoint_tag) if ckpt and os.path.exists(ckpt) else None
+    if payload is not None:
         server, clients, record = payload["server"], payload["clients"], payload["record"]
-        start_round = payload["round"] + 1
+        start_round, earlier_s = payload["round"] + 1, float(payload.get("wall_time_s", 0.0))
 
     bar = tqdm(range(start_round, settings.rounds + 1), desc=algorithm.name, disable=not settings.progress, leave=False)
     for t in bar:
@@ -254,6 +322,11 @@ def run_simulation(
         server = algorithm.aggregate(ctx, server, {cid: up.message for cid, up in updates.items()})
         for cid in selected:
             clients[cid] = algorithm.after_aggregate(ctx, cid, server, clients[cid])
+        divergence = check_finite(t, updates, server, clients)
+        if divergence is not None:  # stop: nothing after a non-finite loss or state is a result
+            record["divergence"] = divergence
+            record["wall_time_s"] = earlier_s + time.perf_counter() - t_start
+            return record
         t2 = time.perf_counter()
         entry: dict[str, Any] = {
             "round": t,
@@ -270,7 +343,9 @@ def run_simulation(
         entry["time"] = {"local": t1 - t0, "aggregate": t2 - t1, "eval": t3 - t2}
         record["rounds"].append(to_jsonable(entry))
         if ckpt and settings.checkpoint_every and (t % settings.checkpoint_every == 0):
-            _save_checkpoint(ckpt, {"round": t, "server": server, "clients": clients, "record": record})
+            elapsed = earlier_s + time.perf_counter() - t_start
+            payload = {"round": t, "server": server, "clients": clients, "record": record, "wall_time_s": elapsed}
+            _save_checkpoint(ckpt, {**payload, "tag": settings.checkpoint_tag})
         if settings.stop_after is not None and t >= settings.stop_after and t < settings.rounds:
             record["interrupted_at"] = t
             return record
@@ -280,4 +355,5 @@ def run_simulation(
         record["unseen"] = _evaluate_unseen(algorithm, ctx, server)
     record["summary"] = summarize(record)
     record["final"] = {"server": server, "clients": clients}
+    record["wall_time_s"] = earlier_s + time.perf_counter() - t_start  # over every resumed segment
     return record
