@@ -12,8 +12,8 @@ from pflnb.data.simulation_fedfac import simulate, to_federated
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl.engine import Context
 from pflnb.models import build_model
+from pflnb.papers.fedfac import fedsplit as T
 from pflnb.theory import factor as FA
-from pflnb.theory import fedsplit as T
 
 OPT = OptimConfig(lr=0.05, batch_size=8)
 
@@ -233,3 +233,47 @@ def test_ensemble_unseen_and_bad_params():
             make_algorithm("fedfac", bad)
     with pytest.raises(ValueError, match="head"):
         _run("fedfac", data, {"layers": (3,)})
+
+
+# ---- convergence of the factor analysis (issue 13 item 8) -----------------------------------------------
+
+
+def test_threshold_rules_quantile_mean_and_given():
+    nu = np.array([0.1, 0.2, 0.3, 0.9])  # mean 0.375, median 0.25
+    assert FA.threshold_split(nu, "mean").tolist() == [False, False, False, True]
+    assert FA.threshold_split(nu, "quantile", q=0.5).tolist() == [False, False, True, True]
+    assert not FA.threshold_split(nu, "given").any()  # τ = +∞ (official --given_threshold without a value)
+    assert FA.threshold_split(nu, "given", tau=0.25).tolist() == [False, False, True, True]
+    with pytest.raises(ValueError, match="threshold"):
+        FA.threshold_split(nu, "median")
+
+
+def test_uls_gradient_matches_finite_differences():
+    _, z = _oracle(0.5, n_clients=5)
+    r, _ = FA.correlation_matrix(z[:, :30])
+    psi = np.random.default_rng(0).uniform(0.2, 0.8, 30)
+    f, g = FA.uls_objective(psi, r, 8)
+    h = 1e-6
+    for j in (0, 7, 29):
+        e = np.zeros(30)
+        e[j] = h
+        fd = (FA.uls_objective(psi + e, r, 8)[0] - FA.uls_objective(psi - e, r, 8)[0]) / (2 * h)
+        assert g[j] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+    a = FA._top_loadings(r - np.diag(psi), 8)  # f = ½‖R − diag(ψ) − AAᵀ‖² with the top-8 loadings
+    assert f == pytest.approx(0.5 * ((r - np.diag(psi) - a @ a.T) ** 2).sum(), rel=1e-10)
+
+
+def test_minres_converges_to_the_paf_fixed_point_where_paf50_stops_early():
+    _, z = _oracle(0.5, n_clients=20)
+    with pytest.warns(FA.FactorConvergenceWarning, match="did not converge"):
+        short = FA.factor_analysis(z, 0.85, max_iter=50, tol=1e-4, method="paf")
+    assert not short.converged and short.iterations == 50 and short.last_change >= 1e-4 and short.gradient > 1e-4
+    fit = FA.factor_analysis(z, 0.85, max_iter=500, tol=1e-5, method="minres")
+    assert fit.converged and fit.gradient <= 1e-5
+    long = FA.factor_analysis(z, 0.85, max_iter=3000, tol=1e-8, method="paf")
+    assert long.converged
+    assert np.abs(fit.communalities - long.communalities).max() < 1e-4  # the same fixed point
+    assert np.abs(short.communalities - long.communalities).max() > 1e-2  # PAF-50 was far from it
+    r, _ = FA.correlation_matrix(z)  # fixed point: ψ = diag(R − AAᵀ) reproduces the loadings
+    a = FA._top_loadings(r - np.diag(np.clip(1 - fit.communalities, 0, 1)), fit.n_factors)
+    assert np.abs(FA.communalities(a) - fit.communalities).max() < 1e-4

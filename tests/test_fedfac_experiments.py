@@ -1,14 +1,15 @@
 """FedFac experiment helpers: the motivating experiment (Figs. 1–2) and the digits5-lite / Fashion-MNIST configs."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import make_toy_data
 
 from pflnb.algorithms import make_algorithm
 from pflnb.data.simulation_fedfac import digits_clients
-from pflnb.experiments import fedfac as X
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.models import MLP, build_model
+from pflnb.papers.fedfac import experiments as X
 from pflnb.theory.factor import kl_entropy
 
 
@@ -104,3 +105,62 @@ def test_train_time_ignores_evaluation_and_a_slow_first_round():
     rec = {"rounds": rounds}
     assert X.train_time(rec) == pytest.approx(5 * 1.0)
     assert X.fa_time_share(rec) == pytest.approx(0.7 / 14.0)
+
+
+def test_vocabulary_settings_seeds_methods():
+    from pflnb.papers import fedfac
+
+    assert fedfac.seeds("smoke") == [0] and fedfac.seeds("cpu") == [0, 1] and len(fedfac.seeds("paper")) == 3
+    for profile in ("smoke", "cpu", "paper"):
+        z = fedfac.settings(profile)
+        assert z["seeds"] == fedfac.seeds(profile) and z["tune_layers"] and z["tune_q"]
+    assert fedfac.METHODS["FedFac dynamic"][0] == "fedfac"
+    with pytest.raises(ValueError, match="profile"):
+        fedfac.settings("gpu")
+
+
+def _rec(val, test):
+    return {"summary": {"best_val_acc": val, "test_acc": test}}
+
+
+def test_choice_reads_validation_never_test():
+    recs = [_rec(0.40, 0.90), _rec(0.50, 0.10), _rec(0.45, 0.95)]
+    assert X.choose_on_validation(recs, [1, 2, 3]) == 2  # best validation, although its test accuracy is the worst
+    assert X.choose_on_validation([_rec(0.5, 0.1), _rec(0.5, 0.9)], ["a", "b"]) == "a"  # ties: the first
+    t = X.tuning_table([("Λ", [1, 2, 3], recs, 2)])
+    assert t.chosen.tolist() == [False, True, False] and t.val_acc.tolist() == pytest.approx([40.0, 50.0, 45.0])
+    assert t.value.tolist() == ["{1}", "{2}", "{3}"]
+    assert X.tuning_table([("τ (quantile)", [0.25, 1.0], recs[:2], 1.0)]).value.tolist() == ["25 %", "+∞"]
+    with pytest.raises(ValueError, match="one record per value"):
+        X.choose_on_validation(recs, [1, 2])
+    assert X.tau_params(1.0) == {"q": 1.0, "threshold": "given", "tau": None}  # τ = +∞, the official switch
+    assert X.tau_params(0.75) == {"q": 0.75, "threshold": "quantile"}
+
+
+def test_label_balance_literal_vs_centred():
+    st = X.sim_setting("smoke", n_clients=12, n_per_client=60)
+    t = X.label_balance(st, seed=1)
+    centred = t["positive share (median-centred)"].to_numpy()
+    literal = t["positive share (literal 1{y*>0})"].to_numpy()
+    assert np.allclose(centred, 0.5, atol=1 / 60)  # the median splits every client in half
+    assert np.median(np.maximum(literal, 1 - literal)) >= 0.8  # the literal rule: mostly one class per client
+    rec = X.run_sim(X.sim_setting("smoke", center=False), "fedavg", 0, "smoke", cache=False)
+    assert rec["setting"]["center"] is False
+
+
+def test_time_and_new_client_tables():
+    rounds = lambda t: [{"time": {"local": t, "aggregate": 0.0}, "internals": {"fa_time": 0.1 * t}}] * 4  # noqa: E731
+    t2 = pd.DataFrame({"setting": ["A", "A"], "label": ["FedAvg", "FedFac dynamic"], "seed": [0, 0]})
+    recs = [
+        {"rounds": rounds(1.0), "unseen": {"before": [0.2, 0.4], "after": [0.5, 0.7]}, "evals": [{}]},
+        {
+            "rounds": rounds(3.0),
+            "unseen": {"before": [0.0], "after": [0.3, 0.5]},
+            "evals": [{"extra": {"ensemble_unseen": [0.8, 0.6]}}],
+        },
+    ]
+    tt = X.time_table(t2, recs)
+    assert tt.ratio.tolist() == pytest.approx([1.0, 3.0]) and tt.fa_share.iloc[1] == pytest.approx(0.1)
+    t3 = X.new_clients_table(t2, recs).set_index("method").acc
+    assert t3["FedAvg"] == pytest.approx(0.3) and t3["FedAvg+"] == pytest.approx(0.6)
+    assert t3["FedFac LocalTrain"] == pytest.approx(0.4) and t3["FedFac Ensemble"] == pytest.approx(0.7)

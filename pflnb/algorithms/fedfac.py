@@ -43,13 +43,15 @@ from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.training import train_epochs
-from pflnb.theory.factor import fa_partition, n_shared_for_quantile
+from pflnb.theory.factor import METHODS as FA_METHODS
+from pflnb.theory.factor import THRESHOLDS, fa_partition, n_shared_for_quantile
 
 PARTITIONS = ("fa", "given", "random_fixed", "random_redrawn")
 MODES = ("static", "dynamic")
 FA_INPUTS = ("weights", "updates")
 MASKS = ("none", "shared", "personal")
 BN_RULES = ("follow", "local")
+BIAS_RULES = ("follow", "local")
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,15 @@ class FedFacParams:
 
     ``layers`` is Λ, 1-based over the conv/linear layers in forward order (the head is L and cannot be split);
     ``q`` the quantile of the communalities used as τ (q ≤ 0: all shared = FedAvg, q ≥ 1: all personal);
-    ``kappa`` the cumulative-variance threshold for the number of factors.
+    ``kappa`` the cumulative-variance threshold for the number of factors; ``fa_method`` the factor fit
+    (``minres``: the least-squares fit, run to convergence; ``paf``: iterated principal axes, ``max_iter``/``tol``).
+
+    Official-code behaviours (github.com/ffair/FedFac) as switches: ``threshold="mean"`` (τ = mean of ν, the
+    official default), ``threshold="given"`` with ``tau=None`` (τ = +∞: every element of Λ personal, as
+    ``--given_threshold`` without a value; FedPer-like), ``bias="local"`` (the split layers' biases never leave the
+    client, as the official code shares only the split layer's weight rows). ``fa_compare`` also records, each
+    FA, the fraction of elements whose state differs from the package's earlier fit (PAF, 50 iterations, tol 1e-4;
+    or from ``minres`` when the run uses ``paf``).
     """
 
     layers: tuple[int, ...] = (2,)
@@ -70,10 +80,15 @@ class FedFacParams:
     warm_epochs: int = 1  # static FA: local epochs of the warm-up models
     warm_clients: int = 0  # static FA: number of warm-up clients (0: all)
     fa_input: str = "weights"
-    max_iter: int = 50
-    tol: float = 1e-4
+    fa_method: str = "minres"
+    max_iter: int = 500
+    tol: float = 1e-5
+    threshold: str = "quantile"
+    tau: float | None = None  # threshold "given": τ (None = +∞)
+    fa_compare: bool = False
     mask: str = "none"
     bn: str = "follow"
+    bias: str = "follow"
     weights: str = "n_samples"
     global_lr: float = 1.0
     ensemble_unseen: bool = False
@@ -91,6 +106,9 @@ class FedFacParams:
             ("fa_input", self.fa_input, FA_INPUTS),
             ("mask", self.mask, MASKS),
             ("bn", self.bn, BN_RULES),
+            ("bias", self.bias, BIAS_RULES),
+            ("fa_method", self.fa_method, FA_METHODS),
+            ("threshold", self.threshold, THRESHOLDS),
             ("weights", self.weights, WEIGHTS),
         ):
             if value not in allowed:
@@ -99,6 +117,8 @@ class FedFacParams:
             raise ValueError("partition 'given' needs exactly one split layer")
         if self.warm_epochs < 0 or self.warm_clients < 0 or self.max_iter < 1:
             raise ValueError("warm_epochs and warm_clients must be >= 0 and max_iter >= 1")
+        if not self.tol > 0:
+            raise ValueError(f"tol must be > 0, got {self.tol}")
         if self.global_lr <= 0:
             raise ValueError(f"global_lr must be > 0, got {self.global_lr}")
         if self.ensemble_from < 0:
@@ -117,9 +137,10 @@ class SplitLayer:
 
 
 def split_layers(
-    model: nn.Module, layers: list[tuple[str, list[str]]], indices: tuple[int, ...], bn_local: bool
+    model: nn.Module, layers: list[tuple[str, list[str]]], indices: tuple[int, ...], bn_local: bool, bias_local: bool = False
 ) -> list[SplitLayer]:
-    """The layers of Λ (1-based over ``PFLModel.layers()``, head excluded) with their element-row keys."""
+    """The layers of Λ (1-based over ``PFLModel.layers()``, head excluded) with their element-row keys (without
+    the BN entries when ``bn_local``, without the layer's bias when ``bias_local``)."""
     state = model.state_dict()
     bn = set(model.bn_keys()) if bn_local else set()
     out = []
@@ -129,8 +150,9 @@ def split_layers(
         name, keys = layers[i - 1]
         wkey = f"{name}.weight"
         d = state[wkey].shape[0]
+        skip = bn | ({f"{name}.bias"} if bias_local else set())
         rows = tuple(
-            k for k in keys if k not in bn and state[k].is_floating_point() and state[k].dim() >= 1 and state[k].shape[0] == d
+            k for k in keys if k not in skip and state[k].is_floating_point() and state[k].dim() >= 1 and state[k].shape[0] == d
         )
         out.append(SplitLayer(i, name, wkey, d, rows))
     return out
@@ -190,11 +212,18 @@ class FedFac(Algorithm):
     # ---- bookkeeping --------------------------------------------------------------------------------
     def layers_of(self, ctx: Any) -> list[SplitLayer]:
         """The split layers of Λ for the context's model."""
-        return split_layers(ctx.model, ctx.layers, tuple(self.params.layers), self.params.bn == "local")
+        return split_layers(
+            ctx.model, ctx.layers, tuple(self.params.layers), self.params.bn == "local", self.params.bias == "local"
+        )
 
     def local_keys(self, ctx: Any) -> list[str]:
-        """Entries kept fully local (every BN entry when ``bn="local"``)."""
-        return list(ctx.bn_keys) if self.params.bn == "local" else []
+        """Entries kept fully local (every BN entry when ``bn="local"``; the split layers' biases when ``bias="local"``)."""
+        keys = list(ctx.bn_keys) if self.params.bn == "local" else []
+        if self.params.bias == "local":
+            names = dict(ctx.layers[i - 1] for i in self.params.layers if 1 <= i < len(ctx.layers))
+            state = ctx.model.state_dict()
+            keys += [f"{n}.bias" for n in names if f"{n}.bias" in state and f"{n}.bias" not in keys]
+        return keys
 
     def client_keys(self, ctx: Any) -> list[str]:
         """Entries of the client's store: the element rows of Λ and the local keys."""
@@ -211,10 +240,20 @@ class FedFac(Algorithm):
     def _n_shared(self, d: int) -> int:
         return n_shared_for_quantile(d, self.params.q)
 
-    def _fa_mask(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, Any]:
+    def _fa_mask(self, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, Any, dict[str, Any]]:
+        """Shared mask from FA on the clients' layer tensors, the factor result and its record (factor count,
+        convergence, and with ``fa_compare`` the fraction of elements the comparison fit would split otherwise)."""
         p = self.params
-        shared, res = fa_partition([t.detach().cpu().double().numpy() for t in tensors], p.kappa, p.q, p.max_iter, p.tol)
-        return torch.from_numpy(shared), res
+        t0 = time.perf_counter()
+        w = [t.detach().cpu().double().numpy() for t in tensors]
+        shared, res = fa_partition(w, p.kappa, p.q, p.max_iter, p.tol, p.fa_method, p.threshold, p.tau)
+        info: dict[str, Any] = {"G": res.n_factors, "seconds": time.perf_counter() - t0, **res.convergence()}
+        if p.fa_compare:
+            other = ("paf", 50, 1e-4) if p.fa_method == "minres" else ("minres", 500, 1e-5)
+            alt, alt_res = fa_partition(w, p.kappa, p.q, other[1], other[2], other[0], p.threshold, p.tau, warn=False)
+            info["split_diff"] = float((alt != shared).mean())
+            info["nu_diff"] = float(abs(alt_res.communalities - res.communalities).max())
+        return torch.from_numpy(shared), res, info
 
     # ---- hooks --------------------------------------------------------------------------------------
     def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -244,8 +283,9 @@ class FedFac(Algorithm):
                     train_epochs(model, ctx.client(cid).train, ctx.optim, ctx.generator("warm", cid), p.warm_epochs)
                 warm.append(ctx.state_of(model))
             for lay in layers:
-                masks[lay.name], res = self._fa_mask([w[lay.weight_key] for w in warm])
-                fa[lay.name] = {"G": res.n_factors, "nu": res.communalities.tolist()}
+                masks[lay.name], res, info = self._fa_mask([w[lay.weight_key] for w in warm])
+                info.pop("seconds")
+                fa[lay.name] = {**info, "nu": res.communalities.tolist()}
         server: dict[str, Any] = {"model": S.clone(init_state), "masks": masks, "internals": {}, "fa": fa}
         if p.mask != "none":
             seed = int(ctx.generator("mask-init").initial_seed())
@@ -323,11 +363,11 @@ class FedFac(Algorithm):
         fa = dict(server.get("fa", {}))
         for lay in self.layers_of(ctx):
             if p.partition == "fa" and p.mode == "dynamic":
-                t0 = time.perf_counter()
-                masks[lay.name], res = self._fa_mask([messages[c]["fa"][lay.name] for c in cids])
-                internals["fa_time"] += time.perf_counter() - t0
+                masks[lay.name], res, info = self._fa_mask([messages[c]["fa"][lay.name] for c in cids])
+                internals["fa_time"] += info.pop("seconds")  # the FA itself, without the comparison fit
+                internals.update({f"fa_{k}/{lay.name}": v for k, v in info.items() if k != "G"})
                 internals[f"G/{lay.name}"] = res.n_factors
-                fa[lay.name] = {"G": res.n_factors, "nu": res.communalities.tolist()}
+                fa[lay.name] = {**info, "nu": res.communalities.tolist()}
             elif p.partition == "random_redrawn":
                 masks[lay.name] = random_mask(lay.size, self._n_shared(lay.size), ctx.generator("random-split", lay.name))
             mask = masks[lay.name]
@@ -355,8 +395,14 @@ class FedFac(Algorithm):
         return self.client_state(ctx, server, client)
 
     def round_internals(self, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]) -> dict[str, Any]:
-        """Shared fraction and partition stability per split layer, FA factor count and FA time."""
-        return dict(server.get("internals", {}))
+        """Shared fraction and partition stability per split layer, FA factor count, convergence and time (static
+        FA: the warm-up analysis' record, every round)."""
+        out = dict(server.get("internals", {}))
+        if self.params.partition == "fa" and self.params.mode == "static":
+            for name, info in server.get("fa", {}).items():
+                out.update({f"fa_{k}/{name}": v for k, v in info.items() if k not in ("G", "nu")})
+                out[f"G/{name}"] = info["G"]
+        return out
 
     def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> nn.Module:
         """A new client: the server copy; with ``finetune`` LocalTrain (only the personal rows of Λ train)."""

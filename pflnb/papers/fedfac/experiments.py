@@ -1,0 +1,923 @@
+"""FedFac experiment settings and runs: the simulation study (§4.3) and the label-skew benchmarks (§5), per profile.
+
+- ``smoke``: every code path in seconds; ``cpu``: the reduced reproduction on real Fashion-MNIST (14×14,
+  a narrow 2-conv + 2-FC net) and the simulation at C = 20; ``paper``: the paper's CIFAR-10 (Dirichlet π,
+  100 clients, 10 % participation) and CIFAR-100 (S classes per client) settings on the GPU, with the
+  package's ``cifar-cnn`` standing in for ResNet-18 / VGG-16 (not in the package).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from pflnb.algorithms import make_algorithm
+from pflnb.data.simulation_fedfac import SPLITS_MOTIVATION, Simulation, digits_clients, simulate, to_federated
+from pflnb.experiments.config import ExperimentConfig, profile_config
+from pflnb.experiments.run import results_root, run_many
+from pflnb.experiments.tables import summary_table
+from pflnb.fl import OptimConfig, RunSettings, run_simulation
+from pflnb.fl.engine import Context, to_jsonable
+from pflnb.models.nets import MLP
+from pflnb.papers.fedfac import fedsplit as T
+from pflnb.theory import factor as FA
+from pflnb.theory.factor import fa_partition, kl_entropy
+
+# ---- label-skew benchmarks (Table 2 analogue) -------------------------------------------------------
+
+_FMNIST: dict[str, dict[str, Any]] = {
+    "smoke": dict(num_clients=10, participation=0.5, max_samples=600, rounds=2, eval_every=1, unseen_clients=2),
+    "cpu": dict(num_clients=100, participation=0.1, max_samples=20000, min_samples=8, rounds=20, eval_every=5, unseen_clients=10),
+}
+_COMMON = dict(
+    image_size=14,
+    model="fedfac-cnn",
+    optimizer="adam",
+    lr=1e-3,
+    batch_size=32,
+    local_epochs=1,
+    finetune_epochs=5,
+    fractions=(0.6, 0.2, 0.2),
+)
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "Dir(0.1)": dict(partition="dirichlet", alpha=0.1),
+    "Dir(0.5)": dict(partition="dirichlet", alpha=0.5),
+    "Dir(1.0)": dict(partition="dirichlet", alpha=1.0),
+    "patho(S=2)": dict(partition="pathological", classes_per_client=2),
+}
+
+# The tuning start point (Tables 4–6): τ = median, κ = 0.85 (the paper's defaults); Λ is chosen on validation
+# accuracy (:func:`choose_on_validation`), Λ = {2} = conv2 (16 channels) is only the default before tuning.
+FEDFAC_DEFAULT: dict[str, Any] = dict(layers=(2,), q=0.5, threshold="quantile", kappa=0.85)
+# The official code's default behaviour (github.com/ffair/FedFac): τ = mean of ν, the split layer's bias local.
+OFFICIAL: dict[str, Any] = dict(threshold="mean", bias="local")
+
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "FedAvg": ("fedavg", {}),
+    "FedProx": ("fedprox", {"mu": 0.01}),
+    "FedPer": ("fedper", {}),
+    "LG-FedAvg": ("lg-fedavg", {}),
+    "FedRep": ("fedrep", {}),
+    "Ditto": ("ditto", {}),
+    "APFL": ("apfl", {}),
+    "Local": ("local", {}),
+    "FedFac static": ("fedfac", {**FEDFAC_DEFAULT, "mode": "static", "warm_clients": 10}),
+    "FedFac dynamic": ("fedfac", {**FEDFAC_DEFAULT, "mode": "dynamic", "ensemble_unseen": True}),
+}
+
+
+def fmnist_base(profile: str, data_root: str | None = None, device: str = "auto") -> ExperimentConfig:
+    """The Fashion-MNIST base config of the smoke or cpu profile (cpu: 100 clients, 10 % participation, 10 held out)."""
+    return profile_config(profile, "fmnist", data_root=data_root, device=device, **_COMMON, **_FMNIST[profile])
+
+
+def setting_configs(profile: str, data_root: str | None = None, device: str = "auto") -> dict[str, ExperimentConfig]:
+    """Base config of every label-skew setting: Fashion-MNIST (smoke, cpu) or the paper's CIFAR settings (paper)."""
+    if profile == "paper":
+        return paper_configs(data_root=data_root, device=device)
+    base = fmnist_base(profile, data_root, device)
+    return {name: base.replace(**extra) for name, extra in SETTINGS.items()}
+
+
+def config_for(base: ExperimentConfig, label: str, seed: int, **params: Any) -> ExperimentConfig:
+    """The config of method ``label`` (a key of METHODS) on ``base`` (one setting), its params overridden; the
+    new-client Ensemble is computed at the last round only (the notebook reads that one)."""
+    method, defaults = METHODS[label]
+    extra = {"ensemble_from": base.rounds} if defaults.get("ensemble_unseen") else {}
+    return base.replace(method=method, method_params={**defaults, **extra, **params}, seed=seed)
+
+
+# ---- feature shift: digits5-lite, one client per domain (Table 2 analogue on a second dataset) ------------
+
+_DIGITS5: dict[str, dict[str, Any]] = {
+    "smoke": dict(dataset="digits5-lite", image_size=8, rounds=2, eval_every=1),
+    "cpu": dict(dataset="digits5-lite", image_size=16, rounds=30, eval_every=5),
+    "paper": dict(dataset="digits5", image_size=28, rounds=100, eval_every=5),
+}
+DIGITS5_METHODS = ("FedAvg", "FedProx", "FedPer", "LG-FedAvg", "FedRep", "Local", "FedFac static", "FedFac dynamic")
+
+
+def digits5_base(profile: str, data_root: str | None = None, device: str = "auto") -> ExperimentConfig:
+    """Feature shift, one client per domain (MNIST, SVHN, USPS, SynthDigits, MNIST-M styles), full participation:
+    digits5-lite (smoke, cpu; 16×16 at cpu) or the real Digits5 folder (paper), with FedFac's fedfac-cnn, Adam
+    1e-3, batch 32, one local epoch per round."""
+    kw = dict(_DIGITS5[profile])
+    dataset = kw.pop("dataset")
+    common = {k: v for k, v in _COMMON.items() if k not in ("image_size", "fractions")}
+    return profile_config(
+        profile, dataset, data_root=data_root, device=device, partition="by-domain", num_clients=5, **common, **kw
+    )
+
+
+def paper_configs(data_root: str | None = None, device: str = "auto") -> dict[str, ExperimentConfig]:
+    """The paper's CIFAR-10 (Dirichlet π ∈ {0.1, 0.5, 1}) and CIFAR-100 (S ∈ {5, 10, 30}) settings: 100 clients,
+    10 % participation, 80/20 train/test (validation cut from the train part), Adam 1e-3, 10 held-out clients."""
+    common = dict(
+        num_clients=100,
+        participation=0.1,
+        fractions=(0.7, 0.1, 0.2),
+        image_size=None,
+        model="cifar-cnn",
+        optimizer="adam",
+        lr=1e-3,
+        batch_size=32,
+        local_epochs=5,
+        rounds=200,
+        eval_every=5,
+        unseen_clients=10,
+        data_root=data_root,
+        device=device,
+        profile="paper",
+    )
+    out = {}
+    for pi in (0.1, 0.5, 1.0):
+        out[f"CIFAR10 Dir({pi})"] = ExperimentConfig(dataset="cifar10", partition="dirichlet", alpha=pi, **common)
+    for s in (5, 10, 30):
+        out[f"CIFAR100 S={s}"] = ExperimentConfig(dataset="cifar100", partition="pathological", classes_per_client=s, **common)
+    return out
+
+
+# ---- the simulation study (Fig. 6/7 analogue) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimSetting:
+    """One simulation setting: DGP sizes, p (shared_frac), α (alpha_cov), and the FL schedule."""
+
+    shared_frac: float = 0.5
+    alpha_cov: float = 0.4
+    n_clients: int = 20
+    n_per_client: int = 100
+    d: int = 100
+    m: int = 200
+    noise_sd: float = 1.0
+    rounds: int = 25
+    local_epochs: int = 2
+    participation: float = 1.0
+    lr: float = 1e-3
+    batch_size: int = 32
+    kappa: float = 0.85
+    warm_epochs: int = 5
+    fa_method: str = "minres"
+    max_iter: int = 500
+    tol: float = 1e-5
+    center: bool = True  # labels 1{y* > median_c(y*)} (spec A17); False: the literal rule 1{y* > 0}
+
+
+SIM_PROFILES: dict[str, dict[str, Any]] = {
+    "smoke": dict(n_clients=6, n_per_client=40, d=20, m=40, rounds=2, local_epochs=1, warm_epochs=1),
+    "cpu": {},
+    "paper": dict(n_clients=100, participation=0.1, n_per_client=250, rounds=100),
+}
+SIM_METHODS = ("true", "oracle", "static", "dynamic", "random_fixed", "random_redrawn", "fedavg", "local")
+SIM_EXTRA = ("dynamic_updates", "dynamic_paf")  # FA on updates; the package's earlier PAF fit (50 iterations, tol 1e-4)
+
+
+def sim_method(label: str, sim: Simulation, setting: SimSetting) -> tuple[str, dict[str, Any]]:
+    """(method, params) of a decomposition method; every split uses the true personalized share q = 1 − p."""
+    q = 1.0 - setting.shared_frac
+    fa = dict(layers=(1,), q=q, kappa=setting.kappa, fa_method=setting.fa_method, max_iter=setting.max_iter, tol=setting.tol)
+    if label == "true":
+        return "fedfac", {**fa, "partition": "given", "given": tuple(int(i) for i in np.flatnonzero(sim.true_shared))}
+    if label == "oracle":
+        shared, _ = fa_partition(
+            [sim.client_weights(c) for c in range(len(sim.x))], setting.kappa, q, setting.max_iter, setting.tol, setting.fa_method
+        )
+        return "fedfac", {**fa, "partition": "given", "given": tuple(int(i) for i in np.flatnonzero(shared))}
+    if label == "static":
+        return "fedfac", {**fa, "mode": "static", "warm_epochs": setting.warm_epochs}
+    if label in ("dynamic", "dynamic_updates"):
+        inp = "updates" if label == "dynamic_updates" else "weights"
+        return "fedfac", {**fa, "mode": "dynamic", "fa_input": inp, "fa_compare": label == "dynamic"}
+    if label == "dynamic_paf":
+        return "fedfac", {**fa, "mode": "dynamic", "fa_method": "paf", "max_iter": 50, "tol": 1e-4}
+    if label in ("random_fixed", "random_redrawn"):
+        return "fedfac", {**fa, "partition": label}
+    if label in ("fedavg", "local"):
+        return label, {}
+    raise ValueError(f"unknown simulation method {label!r}; choose one of {SIM_METHODS + SIM_EXTRA}")
+
+
+def sim_setting(profile: str, **overrides: Any) -> SimSetting:
+    """The profile's simulation setting with overrides (e.g. shared_frac, alpha_cov)."""
+    return SimSetting(**{**SIM_PROFILES[profile], **overrides})
+
+
+def sim_path(setting: SimSetting, label: str, seed: int, profile: str = "cpu") -> Any:
+    """Cache file of one simulation run (keyed by the full setting, the method label and the seed)."""
+    key = json.dumps({"setting": asdict(setting), "label": label, "seed": seed}, sort_keys=True)
+    return results_root() / profile / f"fedfac-sim-{label}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def _write_record(path: Any, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = str(path) + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(record, f)
+    os.replace(tmp, path)
+
+
+def run_sim(setting: SimSetting, label: str, seed: int, profile: str = "cpu", cache: bool = True) -> dict[str, Any]:
+    """Train decomposition method ``label`` on one draw of the Eq. (8) DGP (MLP d→m→2, Adam), cached by setting."""
+    path = sim_path(setting, label, seed, profile)
+    if cache and path.exists():
+        with open(path) as f:
+            return json.load(f)
+    sim = simulate(
+        setting.n_clients,
+        setting.n_per_client,
+        setting.d,
+        setting.m,
+        setting.shared_frac,
+        setting.alpha_cov,
+        setting.noise_sd,
+        setting.center,
+        seed,
+    )
+    data = to_federated(sim, seed=seed)
+    method, params = sim_method(label, sim, setting)
+    opt = OptimConfig(lr=setting.lr, batch_size=setting.batch_size, local_epochs=setting.local_epochs, optimizer="adam")
+    settings = RunSettings(rounds=setting.rounds, participation=setting.participation, seed=seed, optim=opt, progress=False)
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[]):
+        record = run_simulation(make_algorithm(method, params), data, lambda: MLP(setting.d, 2, hidden=(setting.m,)), settings)
+    record.pop("final", None)
+    record = to_jsonable(record)
+    record.update(wall_time_s=time.perf_counter() - t0, label=label, seed=seed, setting=asdict(setting))
+    if cache:
+        _write_record(path, record)
+    return record
+
+
+def _sim_worker_init(threads: int) -> None:
+    torch.set_num_threads(threads)
+
+
+def _sim_job(setting: SimSetting, label: str, seed: int, profile: str) -> dict[str, Any]:
+    return run_sim(setting, label, seed, profile, cache=False)
+
+
+def run_sims(
+    jobs: Sequence[tuple[SimSetting, str, int]], profile: str = "cpu", workers: int | None = None
+) -> list[dict[str, Any]]:
+    """Several :func:`run_sim` runs; the uncached ones in ``workers`` spawned processes (default ``$PFLNB_WORKERS``),
+    each with this process's torch thread count. Every run is seeded from its own setting and seed, so records
+    equal a serial run's; only this process writes the cache."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from pflnb.experiments.run import default_workers
+
+    workers = default_workers() if workers is None else workers
+    todo = [i for i, (st, lab, s) in enumerate(jobs) if not sim_path(st, lab, s, profile).exists()]
+    out: list[dict[str, Any] | None] = [None] * len(jobs)
+    if workers > 1 and len(todo) > 1:
+        ctx = multiprocessing.get_context("spawn")
+        n = min(workers, len(todo))
+        with ProcessPoolExecutor(n, mp_context=ctx, initializer=_sim_worker_init, initargs=(torch.get_num_threads(),)) as pool:
+            futures = {i: pool.submit(_sim_job, *jobs[i], profile) for i in todo}
+            for i, fut in futures.items():
+                out[i] = fut.result()
+                _write_record(sim_path(*jobs[i], profile), out[i])
+    return [r if r is not None else run_sim(*jobs[i], profile) for i, r in enumerate(out)]
+
+
+def last_mean(record: dict[str, Any], k: int = 5) -> float:
+    """Client-mean test accuracy averaged over the last ``k`` evaluations."""
+    return float(np.mean([np.mean(e["test_acc"]) for e in record["evals"][-k:]]))
+
+
+# ---- the motivating experiment (Figs. 1–2, spec §3.8) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MotivationSetting:
+    """Figs. 1–2 on scikit-learn's digits: clients, hidden width, local Adam epochs, batch size, k of the entropy."""
+
+    n_clients: int = 50
+    hidden: int = 200
+    epochs: int = 20
+    lr: float = 1e-3
+    batch_size: int = 16
+    k: int = 3
+    dead_std: float = 1e-6
+
+
+MOTIVATION_PROFILES: dict[str, dict[str, Any]] = {"smoke": dict(n_clients=10, epochs=2), "cpu": {}, "paper": {}}
+
+
+def motivation_setting(profile: str, **overrides: Any) -> MotivationSetting:
+    """The profile's Figs. 1–2 setting with overrides."""
+    return MotivationSetting(**{**MOTIVATION_PROFILES[profile], **overrides})
+
+
+def neuron_activations(split: str, setting: MotivationSetting = MotivationSetting(), seed: int = 0) -> dict[str, Any]:
+    """Figs. 1–2: every client trains its own MLP 64→m→10 from one common init (the engine's ``local`` method,
+    one round of ``epochs`` Adam epochs); returns the (m, C) mean ReLU activation of neuron j of client c's
+    model on client c's training data, each neuron's Kozachenko–Leonenko entropy across clients (NaN for
+    dead neurons, whose across-client std is below ``dead_std``) and the clients' test accuracies."""
+    if split not in SPLITS_MOTIVATION:
+        raise ValueError(f"split must be one of {SPLITS_MOTIVATION}, got {split!r}")
+    data = digits_clients(split, setting.n_clients, seed)
+    opt = OptimConfig(lr=setting.lr, batch_size=setting.batch_size, local_epochs=setting.epochs, optimizer="adam")
+    settings = RunSettings(rounds=1, seed=seed, optim=opt, progress=False)
+    algorithm = make_algorithm("local", {})
+
+    def model_fn() -> MLP:
+        return MLP(64, 10, hidden=(setting.hidden,))
+
+    with torch.random.fork_rng(devices=[]):
+        record = run_simulation(algorithm, data, model_fn, settings)
+    ctx = Context(data, model_fn, opt, seed, torch.device("cpu"))
+    server, clients = record["final"]["server"], record["final"]["clients"]
+    act = np.zeros((setting.hidden, setting.n_clients))
+    with torch.no_grad():
+        for cid in range(data.num_clients):
+            model = algorithm.eval_module(ctx, cid, server, clients[cid])
+            model.eval()
+            act[:, cid] = model.features(data.clients[cid].train.x).mean(0).cpu().numpy()
+    alive = act.std(1) >= setting.dead_std
+    entropy = np.array([kl_entropy(a, setting.k) if ok else np.nan for a, ok in zip(act, alive)])
+    return {
+        "split": split,
+        "activations": act,
+        "entropy": entropy,
+        "alive": alive,
+        "domains": [c.domain for c in data.clients],
+        "test_acc": np.asarray(record["evals"][-1]["test_acc"]),
+    }
+
+
+def entropy_summary(entropy: np.ndarray, quantiles: tuple[float, ...] = (0.05, 0.25, 0.5, 0.75, 0.95)) -> dict[str, float]:
+    """Quantiles and IQR of the per-neuron entropies (dead neurons, NaN, left out)."""
+    e = np.asarray(entropy, dtype=np.float64)
+    e = e[np.isfinite(e)]
+    qs = np.quantile(e, quantiles)
+    out = {f"q{int(round(100 * q))}": float(v) for q, v in zip(quantiles, qs)}
+    out["iqr"] = float(np.quantile(e, 0.75) - np.quantile(e, 0.25))
+    out["alive"] = int(e.size)
+    return out
+
+
+def activation_spread(activations: np.ndarray, dead_std: float = 1e-6) -> float:
+    """Mean over live neurons of the across-client coefficient of variation (std / mean) of the mean activation."""
+    act = np.asarray(activations, dtype=np.float64)
+    live = act.std(1) >= dead_std
+    return float((act[live].std(1) / act[live].mean(1)).mean())
+
+
+def train_time(record: dict[str, Any]) -> float:
+    """Training time of a run (Table 7): rounds × the median per-round time of local training plus aggregation
+    (evaluation and one-time start-up costs, such as imports in the first round, are left out)."""
+    per = [r["time"]["local"] + r["time"]["aggregate"] for r in record["rounds"]]
+    return float(len(per) * np.median(per))
+
+
+def fa_time_share(record: dict[str, Any]) -> float:
+    """Share of a FedFac run's local-training plus aggregation time spent in the factor analysis."""
+    total = sum(r["time"]["local"] + r["time"]["aggregate"] for r in record["rounds"])
+    return float(sum(r["internals"].get("fa_time", 0.0) for r in record["rounds"]) / total)
+
+
+# ---- the vocabulary: per-profile sizes and seeds ---------------------------------------------------------
+
+_SIZES: dict[str, dict[str, Any]] = {
+    "smoke": dict(
+        theory_seeds=[0, 1, 2],
+        theory_m=300,
+        theory_rounds=20,
+        thm2_clients=(2, 4, 6, 10, 20, 40),
+        thm2_seeds=[0, 1, 2, 3, 4],
+        oracle_clients=20,
+        oracle_p=(0.5,),
+        kappas=(0.5, 0.75, 0.85),
+        sim_grid=[(0.5, 0.4)],
+        sim_seeds=[0],
+        sim_other=(),
+        sim_extra=(),
+        t2_settings=["patho(S=2)"],
+        t2_methods={"patho(S=2)": ["FedAvg", "FedPer", "LG-FedAvg", "FedRep", "Local", "FedFac dynamic"]},
+        tune_setting="patho(S=2)",
+        tune_layers=(1, 2),
+        tune_q=(0.5, 1.0),
+        tune_kappa=(0.85,),
+        official_settings=["patho(S=2)"],
+        abl_settings=["patho(S=2)"],
+        motivation_seeds=[0],
+        d5_methods=["FedAvg", "FedPer", "Local", "FedFac dynamic"],
+    ),
+    "cpu": dict(
+        theory_seeds=[0, 1, 2],
+        theory_m=2000,
+        theory_rounds=60,
+        thm2_clients=(2, 4, 6, 10, 20, 40),
+        thm2_seeds=[0, 1, 2, 3, 4],
+        oracle_clients=100,
+        oracle_p=(0.25, 0.5, 0.75),
+        kappas=(0.5, 0.75, 0.85, 0.9, 0.95),
+        sim_grid=[(0.25, 0.4), (0.5, 0.4), (0.75, 0.4)],  # Fig. 6 top row; the α row runs at the paper profile
+        sim_seeds=[0, 1],
+        sim_other=("true", "dynamic", "random_fixed", "random_redrawn"),  # at p ≠ 0.5
+        sim_extra=SIM_EXTRA,  # at p = 0.5
+        t2_settings=["Dir(0.1)", "Dir(1.0)"],
+        # budget: every personalized baseline at the strongest skew, FedAvg/FedPer/FedFac at the mildest
+        t2_methods={
+            "Dir(0.1)": ["FedAvg", "FedPer", "LG-FedAvg", "FedRep", "Local", "FedFac dynamic"],
+            "Dir(1.0)": ["FedAvg", "FedPer", "FedFac dynamic"],
+        },
+        tune_setting="Dir(0.1)",
+        tune_layers=(1, 2, 3, 4),
+        tune_q=(0.25, 0.5, 0.75, 1.0),  # 1.0 = τ = +∞ (threshold "given" without a value)
+        tune_kappa=(0.5, 0.85),
+        official_settings=["Dir(0.1)"],
+        abl_settings=["Dir(0.1)"],
+        motivation_seeds=[0, 1, 2],
+        d5_methods=["FedAvg", "FedPer", "LG-FedAvg", "FedRep", "Local", "FedFac dynamic"],
+    ),
+}
+_SIZES["paper"] = {
+    **_SIZES["cpu"],
+    "sim_seeds": [0, 1, 2],
+    "sim_other": SIM_METHODS,
+    "sim_grid": [(0.25, 0.4), (0.5, 0.4), (0.75, 0.4), (0.5, 0.2), (0.5, 0.6)],
+    "t2_settings": None,
+    "t2_methods": None,
+    "tune_setting": "CIFAR100 S=10",
+    "tune_q": (0.25, 0.5, 0.75, 0.9, 0.95, 1.0),
+    "tune_kappa": (0.5, 0.75, 0.85, 0.9, 0.95),
+    "official_settings": ["CIFAR10 Dir(0.1)", "CIFAR100 S=10"],
+    "abl_settings": ["CIFAR10 Dir(0.1)", "CIFAR100 S=10"],
+    "d5_methods": list(DIGITS5_METHODS),
+}
+_SEEDS = {"smoke": [0], "cpu": [0, 1], "paper": [0, 1, 2]}
+
+
+def seeds(profile: str) -> list[int]:
+    """Seeds of the label-skew, feature-shift and ablation runs at ``profile`` (smoke 1, cpu 2, paper 3)."""
+    if profile not in _SEEDS:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {tuple(_SEEDS)}")
+    return list(_SEEDS[profile])
+
+
+def settings(profile: str) -> dict[str, Any]:
+    """Per-profile sizes of every experiment of the notebook (theory, oracle, simulation grid, Table 2 methods per
+    setting, tuning grids, ablation settings, seeds)."""
+    if profile not in _SIZES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {tuple(_SIZES)}")
+    return {**_SIZES[profile], "seeds": seeds(profile)}
+
+
+def table2_methods(profile: str, setting: str) -> list[str]:
+    """The methods Table 2 runs on ``setting`` at ``profile`` (every method at the paper profile)."""
+    m = _SIZES[profile]["t2_methods"]
+    return list(METHODS) if m is None else list(m[setting])
+
+
+def method_config(
+    bases: dict[str, ExperimentConfig], setting: str, label: str, seed: int, fedfac: dict[str, Any], **params: Any
+) -> ExperimentConfig:
+    """The config of ``label`` on ``setting``: FedFac methods get the chosen FedFac parameters ``fedfac``, then ``params``."""
+    extra = fedfac if METHODS[label][0] == "fedfac" else {}
+    return config_for(bases[setting], label, seed, **{**extra, **params})
+
+
+# ---- tuning on validation accuracy (Tables 4–6) ----------------------------------------------------------
+
+
+def tau_params(q: float) -> dict[str, Any]:
+    """FedFac parameters of τ as a quantile ``q`` of ν; q ≥ 1 is τ = +∞, run as the official ``threshold="given"``
+    without a value (every element of Λ personal)."""
+    return {"q": 1.0, "threshold": "given", "tau": None} if q >= 1.0 else {"q": float(q), "threshold": "quantile"}
+
+
+def choose_on_validation(records: Sequence[dict[str, Any]], values: Sequence[Any]) -> Any:
+    """The value whose run has the highest best mean-validation accuracy (the first on ties); test accuracy is never read."""
+    if len(records) != len(values) or not records:
+        raise ValueError("choose_on_validation needs one record per value")
+    val = [float(r["summary"]["best_val_acc"]) for r in records]
+    return values[int(np.argmax(val))]
+
+
+def _shown(knob: str, v: Any) -> str:
+    if knob == "Λ":
+        return f"{{{v}}}"
+    if knob.startswith("τ"):
+        return "+∞" if float(v) >= 1 else f"{100 * float(v):g} %"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def tuning_table(phases: Sequence[tuple[str, Sequence[Any], Sequence[dict[str, Any]], Any]]) -> pd.DataFrame:
+    """One row per tuning run: knob, value (as shown: Λ as a set, τ as a percentage or +∞), validation and test
+    accuracy (%), and whether it was chosen."""
+    rows = []
+    for knob, values, recs, chosen in phases:
+        for v, r in zip(values, recs):
+            s = r["summary"]
+            rows.append(
+                {
+                    "knob": knob,
+                    "value": _shown(knob, v),
+                    "val_acc": 100 * s["best_val_acc"],
+                    "test_acc": 100 * s["test_acc"],
+                    "chosen": v == chosen,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# ---- tables from run records ---------------------------------------------------------------------------
+
+
+def labelled_summary(index: Sequence[tuple[Any, ...]], records: Sequence[dict[str, Any]], names: Sequence[str]) -> pd.DataFrame:
+    """summary_table of ``records`` with the columns ``names`` taken from each run's ``index`` tuple (plus its seed)."""
+    t = summary_table(records)
+    for i, name in enumerate(names):
+        t[name] = [ix[i] for ix in index]
+    t["seed"] = [int(r["config"]["seed"]) for r in records]
+    t["best_val_acc"] = [float(r["summary"]["best_val_acc"]) for r in records]
+    return t
+
+
+def mean_sd_table(t: pd.DataFrame, index: str, columns: str, value: str = "test_acc") -> pd.DataFrame:
+    """'mean ± sd' (in %) of ``value`` per (index, column); '–' where nothing ran."""
+    mean = t.pivot_table(index=index, columns=columns, values=value, aggfunc="mean", sort=False) * 100
+    sd = t.pivot_table(index=index, columns=columns, values=value, aggfunc="std", sort=False).reindex_like(mean) * 100
+    return (mean.round(1).astype(str) + " ± " + sd.fillna(0.0).round(1).astype(str)).where(mean.notna(), "–")
+
+
+def train_loss(record: dict[str, Any]) -> np.ndarray:
+    """Per-round mean local training loss of the sampled clients (Fig. 9)."""
+    return np.array([np.mean([m["loss"] for m in r["client_metrics"].values()]) for r in record["rounds"]])
+
+
+def loss_curves(
+    t2: pd.DataFrame, records: Sequence[dict[str, Any]], labels: Sequence[str] = ("FedAvg", "FedFac dynamic")
+) -> pd.DataFrame:
+    """Long table (setting, label, seed, round, loss) of the training-loss curves of ``labels`` (Fig. 9)."""
+    rows = []
+    for (_, row), rec in zip(t2.iterrows(), records):
+        if row["label"] in labels:
+            for i, v in enumerate(train_loss(rec), start=1):
+                rows.append({"setting": row["setting"], "label": row["label"], "seed": row["seed"], "round": i, "loss": float(v)})
+    return pd.DataFrame(rows)
+
+
+def last_loss(curves: pd.DataFrame, k: int = 5) -> pd.DataFrame:
+    """Mean training loss over the last ``k`` rounds per (setting, label, seed)."""
+    last = curves[curves["round"] > curves["round"].max() - k]
+    return last.groupby(["setting", "label", "seed"], sort=False)["loss"].mean().reset_index()
+
+
+UNSEEN_BASELINES = ("FedAvg", "FedProx", "LG-FedAvg", "FedRep")
+
+
+def new_clients_table(t2: pd.DataFrame, records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Table 3: held-out clients' accuracy per (setting, seed, method): the global model as is and fine-tuned ('+')
+    for the baselines; LocalTrain and Ensemble (last round) for FedFac dynamic."""
+    rows = []
+    for (_, row), r in zip(t2.iterrows(), records):
+        lab, u = row["label"], r.get("unseen")
+        if not u:
+            continue
+        base = {"setting": row["setting"], "seed": row["seed"]}
+        if lab == "FedFac dynamic":
+            ens = r["evals"][-1]["extra"]["ensemble_unseen"]
+            rows += [{**base, "method": "FedFac LocalTrain", "acc": float(np.mean(u["after"]))}]
+            rows += [{**base, "method": "FedFac Ensemble", "acc": float(np.mean(ens))}]
+        elif lab in UNSEEN_BASELINES:
+            rows += [{**base, "method": lab, "acc": float(np.mean(u["before"]))}]
+            rows += [{**base, "method": lab + "+", "acc": float(np.mean(u["after"]))}]
+    return pd.DataFrame(rows, columns=["setting", "seed", "method", "acc"])
+
+
+def time_table(t2: pd.DataFrame, records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Table 7: per (setting, seed, label) training time, its ratio to FedAvg's, and FedFac's FA time share."""
+    t = t2[["setting", "seed", "label"]].copy()
+    t["train_time_s"] = [train_time(r) for r in records]
+    t["fa_share"] = [
+        fa_time_share(r) if row["label"].startswith("FedFac") else np.nan for (_, row), r in zip(t2.iterrows(), records)
+    ]
+    ref = t[t.label == "FedAvg"].set_index(["setting", "seed"])["train_time_s"]
+    t["ratio"] = [row.train_time_s / ref.get((row.setting, row.seed), np.nan) for row in t.itertuples()]
+    return t
+
+
+ABLATION: dict[str, dict[str, Any]] = {
+    "FA (dynamic)": {},
+    "mask shared": {"mask": "shared"},
+    "mask personalized": {"mask": "personal"},
+    "random fixed": {"partition": "random_fixed"},
+    "random redrawn": {"partition": "random_redrawn"},
+}
+
+
+def fa_convergence(records: Sequence[dict[str, Any]], layer: str | None = None) -> dict[str, float]:
+    """Over every FA of the runs (of ``layer``; None: the first split layer recorded): share converged, median and
+    max iterations, max projected gradient (and, when recorded, the split difference to the earlier PAF fit)."""
+    if layer is None:
+        names = [
+            k.split("/", 1)[1] for rec in records for r in rec["rounds"] for k in r["internals"] if k.startswith("fa_converged/")
+        ]
+        layer = names[0] if names else ""
+    rounds = [r["internals"] for rec in records for r in rec["rounds"] if f"fa_converged/{layer}" in r["internals"]]
+    if not rounds:
+        return {"n_fa": 0, "converged": np.nan, "iterations_median": np.nan, "iterations_max": np.nan, "gradient_max": np.nan}
+    return {
+        "n_fa": len(rounds),
+        "converged": float(np.mean([bool(i[f"fa_converged/{layer}"]) for i in rounds])),
+        "iterations_median": float(np.median([i[f"fa_iterations/{layer}"] for i in rounds])),
+        "iterations_max": int(max(i[f"fa_iterations/{layer}"] for i in rounds)),
+        "gradient_max": float(max(i[f"fa_gradient/{layer}"] for i in rounds)),
+        **(
+            {
+                "split_diff_mean": float(np.mean([i[f"fa_split_diff/{layer}"] for i in rounds])),
+                "nu_diff_max": float(max(i[f"fa_nu_diff/{layer}"] for i in rounds)),
+            }
+            if f"fa_split_diff/{layer}" in rounds[0]
+            else {}
+        ),
+    }
+
+
+# ---- theory and simulation drivers ------------------------------------------------------------------------
+
+
+def kernel_table(theory_seeds: Sequence[int]) -> pd.DataFrame:
+    """λ_min (and λ_max) of H^s∞ and H^p∞ per seed on the §3.2 data (Definition 1)."""
+    return pd.DataFrame([{"seed": s, **T.kernel_eigs(T.theory_data(seed=s))} for s in theory_seeds])
+
+
+def theorem1(theory_seeds: Sequence[int], m: int, rounds: int) -> tuple[pd.DataFrame, dict[int, dict[str, Any]]]:
+    """Theorem 1 per seed: relative losses of FedSplit, FedAvg and the shared two-branch model, whether each curve
+    stays below its bound at every round, and the linearized spectral radii; plus the curves and rates."""
+    rows, curves = [], {}
+    t = np.arange(rounds + 1)
+    for s in theory_seeds:
+        d = T.theory_data(seed=s)
+        r = T.rates(d)
+        c = {mode: T.train_two_layer(d, mode, m1=m, m2=m, rounds=rounds, seed=s) for mode in T.MODES}
+        below = {mode: bool((c[mode] <= c[mode][0] * r[f"bound_{mode}"] ** t + 1e-9).all()) for mode in ("fedsplit", "fedavg")}
+        rows.append(
+            {
+                "seed": s,
+                **{f"L(T)/L(0) {k}": v[-1] / v[0] for k, v in c.items()},
+                **{f"below bound {k}": v for k, v in below.items()},
+                **{f"radius {k}": r[f"radius_{k}"] for k in T.MODES},
+            }
+        )
+        curves[s] = {"curves": c, "rates": r}
+    return pd.DataFrame(rows), curves
+
+
+def theorem2(clients: Sequence[int], theory_seeds: Sequence[int], n_total: int = 120) -> pd.DataFrame:
+    """Theorem 2's term B(C) and the Arora/FedAvg term at fixed N, mean over seeds, per number of clients C."""
+    rows = [
+        {
+            "C": c,
+            "seed": s,
+            "B(C)": T.thm2_term(T.theory_data(c, n_total // c, seed=s)),
+            "Arora/FedAvg": T.arora_term(T.theory_data(c, n_total // c, seed=s)),
+        }
+        for c in clients
+        for s in theory_seeds
+    ]
+    return pd.DataFrame(rows).groupby("C").mean().drop(columns="seed")
+
+
+def oracle_recovery(
+    n_clients: int, ps: Sequence[float], kappas: Sequence[float], seed: int = 0
+) -> tuple[pd.DataFrame, dict[Any, Any]]:
+    """FA on the true parameters of the Eq. (8) DGP (spec §3.5): per (p, κ) the converged least-squares fit's
+    AUC and partition accuracy, its convergence, and the package's earlier fit (PAF, 50 iterations, tol 1e-4):
+    its convergence, AUC, max |Δν| from the converged ν and the share of elements the true-share split puts on the
+    other side. Also returns (ν, truth) per (p, κ)."""
+    rows, nus = [], {}
+    for p in ps:
+        sim = simulate(n_clients=n_clients, n_per_client=4, d=100, m=200, shared_frac=p, alpha_cov=0.4, seed=seed)
+        z = FA.stack_clients([sim.client_weights(c) for c in range(n_clients)])
+        for k in kappas:
+            res = FA.factor_analysis(z, k, 500, 1e-5, method="minres", warn=False)
+            old = FA.factor_analysis(z, k, 50, 1e-4, method="paf", warn=False)
+            rec, rec_old = FA.recovery(res.communalities, sim.true_shared), FA.recovery(old.communalities, sim.true_shared)
+            q = 1.0 - p
+            rows.append(
+                {
+                    "p": p,
+                    "kappa": k,
+                    "G": res.n_factors,
+                    "auc": rec["auc"],
+                    "accuracy": rec["accuracy"],
+                    "iterations": res.iterations,
+                    "gradient": res.gradient,
+                    "converged": res.converged,
+                    "paf50 converged": old.converged,
+                    "paf50 gradient": old.gradient,
+                    "paf50 auc": rec_old["auc"],
+                    "max |Δν|": float(np.abs(old.communalities - res.communalities).max()),
+                    "split changed": float(
+                        (FA.quantile_split(old.communalities, q) != FA.quantile_split(res.communalities, q)).mean()
+                    ),
+                }
+            )
+            nus[(p, k)] = (res.communalities, sim.true_shared)
+    return pd.DataFrame(rows), nus
+
+
+def label_balance(setting: SimSetting, seed: int = 0) -> pd.DataFrame:
+    """Per-client share of positive labels under the literal rule 1{y* > 0} and the per-client-median centring
+    (spec A17), on the same draw of the DGP."""
+    kw = dict(
+        n_clients=setting.n_clients,
+        n_per_client=setting.n_per_client,
+        d=setting.d,
+        m=setting.m,
+        shared_frac=setting.shared_frac,
+        alpha_cov=setting.alpha_cov,
+        noise_sd=setting.noise_sd,
+        seed=seed,
+    )
+    lit, cen = simulate(center=False, **kw), simulate(center=True, **kw)
+    return pd.DataFrame(
+        {
+            "client": range(setting.n_clients),
+            "positive share (literal 1{y*>0})": [float(y.mean()) for y in lit.y],
+            "positive share (median-centred)": [float(y.mean()) for y in cen.y],
+        }
+    )
+
+
+def sim_grid(profile: str) -> tuple[pd.DataFrame, dict[tuple[float, float, str, int], dict[str, Any]]]:
+    """Every simulation run of the profile's grid: every method and the extra variants at p = 0.5, α = 0.4, the
+    profile's subset elsewhere, each on the profile's simulation seeds. One row per (p, α, method, seed) with the
+    last-5-evaluation accuracy, plus the records."""
+    z = settings(profile)
+    keys = []
+    for p, a in z["sim_grid"]:
+        labels = list(SIM_METHODS) + list(z["sim_extra"]) if (p, a) == (0.5, 0.4) else list(z["sim_other"])
+        keys += [(p, a, lab, s) for lab in labels for s in z["sim_seeds"]]
+    recs = run_sims([(sim_setting(profile, shared_frac=p, alpha_cov=a), lab, s) for p, a, lab, s in keys], profile)
+    rows = [{"p": p, "alpha": a, "method": lab, "seed": s, "acc": last_mean(r)} for (p, a, lab, s), r in zip(keys, recs)]
+    return pd.DataFrame(rows), dict(zip(keys, recs))
+
+
+def sim_stability(recs: dict[tuple[float, float, str, int], dict[str, Any]], layer: str = "fc1", k: int = 10) -> pd.DataFrame:
+    """Per dynamic-style run: mean stable fraction of ``layer`` over the last ``k`` rounds (Fig. 7)."""
+    from pflnb.algorithms.fedfac import stability
+
+    rows = [
+        {"p": p, "alpha": a, "method": lab, "seed": s, "stable_last": float(np.mean(stability(r, layer)[-k:]))}
+        for (p, a, lab, s), r in recs.items()
+        if lab.startswith("dynamic") or lab == "random_redrawn"
+    ]
+    return pd.DataFrame(rows)
+
+
+def motivation_runs(profile: str) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
+    """Figs. 1–2 for the profile's seeds: the runs per split and one summary row per (split, seed)."""
+    st, z = motivation_setting(profile), settings(profile)
+    runs = {s: [neuron_activations(s, st, seed) for seed in z["motivation_seeds"]] for s in ("iid", "non-iid")}
+    rows = [
+        {
+            "split": s,
+            "seed": seed,
+            **entropy_summary(r["entropy"]),
+            "spread": activation_spread(r["activations"]),
+            "client acc": float(r["test_acc"].mean()),
+        }
+        for s, rs in runs.items()
+        for seed, r in zip(z["motivation_seeds"], rs)
+    ]
+    return runs, pd.DataFrame(rows)
+
+
+def run_labelled(
+    index: Sequence[tuple[Any, ...]], configs: Sequence[ExperimentConfig], names: Sequence[str], progress: bool = True
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """run_many over ``configs`` and the labelled summary table (one row per run, columns ``names`` from ``index``)."""
+    recs = run_many(list(configs), progress=progress)
+    return labelled_summary(index, recs, names), recs
+
+
+# ---- the benchmark runs of the notebook -------------------------------------------------------------------
+
+
+def tune(
+    bases: dict[str, ExperimentConfig], profile: str, seed: int, progress: bool = True
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Tables 4–6, the paper's sequential order on the profile's tuning setting: Λ at τ = median, κ = 0.85; then τ
+    (the q-quantile; q = 1 is τ = +∞) at the chosen Λ; then κ. Each choice maximizes the best mean-validation
+    accuracy; test accuracy is recorded but never read. Returns the chosen FedFac parameters and the tuning table."""
+    z = settings(profile)
+    ts, start = z["tune_setting"], dict(FEDFAC_DEFAULT)
+    cfg = lambda p, **kw: method_config(bases, ts, "FedFac dynamic", seed, p, **kw)  # noqa: E731
+    lam_recs = run_many([cfg(start, layers=(layer,)) for layer in z["tune_layers"]], progress=progress)
+    lam = choose_on_validation(lam_recs, list(z["tune_layers"]))
+    p1 = {**start, "layers": (lam,)}
+    q_recs = run_many([cfg(p1, **tau_params(q)) for q in z["tune_q"]], progress=progress)
+    q = choose_on_validation(q_recs, list(z["tune_q"]))
+    p2 = {**p1, **tau_params(q)}
+    k_recs = run_many([cfg(p2, kappa=k) for k in z["tune_kappa"]], progress=progress)
+    k = choose_on_validation(k_recs, list(z["tune_kappa"]))
+    table = tuning_table(
+        [("Λ", z["tune_layers"], lam_recs, lam), ("τ (quantile)", z["tune_q"], q_recs, q), ("κ", z["tune_kappa"], k_recs, k)]
+    )
+    return {**p2, "kappa": k}, table
+
+
+def table2_runs(
+    bases: dict[str, ExperimentConfig], profile: str, seed_list: Sequence[int], fedfac: dict[str, Any], progress: bool = True
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Table 2: every (setting, method, seed) of the profile, FedFac with the parameters chosen on validation."""
+    t2_settings = settings(profile)["t2_settings"] or list(bases)
+    index = [(s, lab) for s in t2_settings for lab in table2_methods(profile, s) for _ in seed_list]
+    cfgs = [
+        method_config(bases, s, lab, seed, fedfac)
+        for s in t2_settings
+        for lab in table2_methods(profile, s)
+        for seed in seed_list
+    ]
+    return run_labelled(index, cfgs, ("setting", "label"), progress)
+
+
+def official_runs(
+    bases: dict[str, ExperimentConfig], profile: str, seed_list: Sequence[int], fedfac: dict[str, Any], progress: bool = True
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """FedFac dynamic with the package's reading (τ from tuning, bias follows its element) and with the official
+    code's default behaviour (τ = mean of ν, the split layer's bias local), same Λ and κ, on the profile's settings."""
+    variants = {"package (τ tuned, bias follows)": {}, "official (τ = mean ν, bias local)": {**OFFICIAL, "q": 0.5}}
+    index = [(s, v) for s in settings(profile)["official_settings"] for v in variants for _ in seed_list]
+    cfgs = [
+        method_config(bases, s, "FedFac dynamic", seed, fedfac, **kw)
+        for s in settings(profile)["official_settings"]
+        for kw in variants.values()
+        for seed in seed_list
+    ]
+    t, recs = run_labelled(index, cfgs, ("setting", "variant"), progress)
+    layer = [name for name in recs[0]["rounds"][-1]["internals"] if name.startswith("shared_frac/")]
+    t["shared_frac"] = [float(np.mean([r["internals"][layer[0]] for r in rec["rounds"]])) for rec in recs] if layer else np.nan
+    return t, recs
+
+
+def ablation_runs(
+    bases: dict[str, ExperimentConfig], profile: str, seed_list: Sequence[int], fedfac: dict[str, Any], progress: bool = True
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Table 8 at τ = median (the paper's): FA, masked shared / personalized group, random fixed / redrawn split."""
+    tau = tau_params(0.5)
+    index = [(s, v) for s in settings(profile)["abl_settings"] for v in ABLATION for _ in seed_list]
+    cfgs = [
+        method_config(bases, s, "FedFac dynamic", seed, {**fedfac, **tau}, **kw)
+        for s in settings(profile)["abl_settings"]
+        for kw in ABLATION.values()
+        for seed in seed_list
+    ]
+    return run_labelled(index, cfgs, ("setting", "variant"), progress)
+
+
+def digits5_runs(
+    profile: str,
+    seed_list: Sequence[int],
+    fedfac: dict[str, Any],
+    data_root: str | None = None,
+    device: str = "auto",
+    progress: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]]]:
+    """digits5-lite (feature shift): per-run and per-(run, domain) tables of the profile's methods."""
+    from pflnb.experiments.tables import client_table
+
+    base = digits5_base(profile, data_root, device)
+    labels = settings(profile)["d5_methods"]
+    index = [(lab,) for lab in labels for _ in seed_list]
+    cfgs = [method_config({"d5": base}, "d5", lab, seed, fedfac) for lab in labels for seed in seed_list]
+    t, recs = run_labelled(index, cfgs, ("label",), progress)
+    ct = client_table(recs)
+    ct["label"] = np.repeat([ix[0] for ix in index], len(ct) // len(index))
+    return t, ct, recs
+
+
+def clients_of(t: pd.DataFrame, records: Sequence[dict[str, Any]], setting: str) -> pd.DataFrame:
+    """Per-client test accuracy (at the best mean-validation round) of the runs on ``setting``, labelled."""
+    from pflnb.experiments.tables import client_table
+
+    keep = [i for i, s in enumerate(t.setting) if s == setting]
+    ct = client_table([records[i] for i in keep])
+    ct["label"] = np.repeat(t.label.to_numpy()[keep], len(ct) // len(keep))
+    return ct
+
+
+def sim_fa_convergence(recs: dict[tuple[float, float, str, int], dict[str, Any]], layer: str = "fc1") -> pd.DataFrame:
+    """FA convergence of the simulation's FA runs per (p, α, method): :func:`fa_convergence` over their seeds."""
+    groups: dict[tuple[float, float, str], list[dict[str, Any]]] = {}
+    for (p, a, lab, _), r in recs.items():
+        if lab in ("static", "dynamic", "dynamic_updates", "dynamic_paf"):
+            groups.setdefault((p, a, lab), []).append(r)
+    return pd.DataFrame([{"p": p, "alpha": a, "method": lab, **fa_convergence(rs, layer)} for (p, a, lab), rs in groups.items()])
