@@ -5,7 +5,7 @@ unseen-client accuracies and of pMixFed's internals (μ, λ_i)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -262,7 +262,7 @@ def mismatched_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> 
 def mu_variant_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[tuple[str, ExperimentConfig]]:
     """Fig. 5 analogue: (label, config) of every μ strategy of ``MU_VARIANTS`` on digits5-lite (fmnist at paper), N10."""
     ds = "digits5-lite" if "digits5-lite" in datasets(profile) else datasets(profile)[0]
-    variants = MU_VARIANTS[:2] + MU_VARIANTS[-2:] if profile == "smoke" else MU_VARIANTS
+    variants = MU_VARIANTS[:3] + MU_VARIANTS[-2:] if profile == "smoke" else MU_VARIANTS
     return [(label, pmixfed_config(profile, ds, "N10", m, p, seed=s, **overrides)) for label, m, p in variants for s in seeds]
 
 
@@ -603,6 +603,23 @@ def shock_table(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def shock_curves(records: Sequence[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Fig. 4 analogue data: the learning curves of the shock runs with a ``run`` label (method / shock or none), the
+    μ table of the pMixFed runs with the same label, and the shock round."""
+    from pflnb.experiments.tables import curve_table
+
+    def tag(r: dict[str, Any]) -> str:
+        return "shock" if r["config"]["method_params"].get("shock_round") else "none"
+
+    curves = curve_table(records)
+    curves["run"] = [f"{r['config']['method']} / {tag(r)}" for r in records for _ in r["evals"]]
+    pm = [r for r in records if r["config"]["method"] == "pmixfed"]
+    mu = mu_table(pm)
+    mu["run"] = [tag(r) for r in pm for _ in r["rounds"]]
+    rounds = [int(r["config"]["method_params"].get("shock_round", 0)) for r in records]
+    return curves, mu, max(rounds)
+
+
 def depth_summary(depth: pd.DataFrame) -> pd.DataFrame:
     """Table 3 analogue: per variant and client depth, accuracy mean ± sd (points, over clients and seeds), with the
     paper's Table 3 row."""
@@ -635,6 +652,7 @@ __all__ = [
     "per_seed",
     "protocol_summary",
     "seeds",
+    "shock_curves",
     "shock_table",
     "table1",
     "HETERO_DEPTHS",
