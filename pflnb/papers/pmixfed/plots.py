@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 from scipy import stats
 
 from pflnb.algorithms.pmixfed import beta_alpha_schedule, lambda_aggregate, lambda_broadcast, mu_sigmoid, mu_simple
@@ -329,6 +330,7 @@ def mu_lambda_evolution(record: dict, title: str = "") -> plt.Figure:
     axes[1].set_title(f"(b) the {split} accuracy that sets μ", fontsize="medium")
     for ax in axes[:2]:
         ax.set_xlabel("round t")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize="x-small")
     lam_b = np.array([np.mean([m["lam_broadcast"] for m in e["client_metrics"].values()], axis=0) for e in record["rounds"]])
     lam_a = np.array([e["internals"]["lam_agg"] for e in record["rounds"]])
@@ -339,6 +341,7 @@ def mu_lambda_evolution(record: dict, title: str = "") -> plt.Figure:
         ax.set_xlabel("round t")
         ax.set_ylabel("block i (1 = base)")
         ax.set_yticks(range(1, mat.shape[1] + 1))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(name, fontsize="medium")
         ax.grid(False)
     fig.colorbar(im, ax=axes[3], label="λ (weight on the global model)")
