@@ -180,11 +180,11 @@ def test_shock_reinitialises_only_its_part(toy_data):
 
 # ---- experiment configs and the mismatched protocol ---------------------------------------------------
 def test_configs_validate_for_every_profile():
-    from pflnb.experiments.pmixfed import METHODS, datasets, pmixfed_config, settings
+    from pflnb.papers.pmixfed.experiments import METHODS, datasets, federations, pmixfed_config
 
     for profile in ("smoke", "cpu", "paper"):
         for ds in datasets(profile):
-            for setting in settings(profile, ds):
+            for setting in federations(profile, ds):
                 for method in METHODS:
                     cfg = pmixfed_config(profile, ds, setting, method)
                     cfg.validate()
@@ -204,7 +204,7 @@ def test_configs_validate_for_every_profile():
 
 
 def test_mismatched_protocol_swaps_test_splits_only():
-    from pflnb.experiments.pmixfed import mismatch_test_splits
+    from pflnb.papers.pmixfed.experiments import mismatch_test_splits
 
     data = make_toy_data(num_clients=4, unseen=3)
     mm = mismatch_test_splits(data, seed=0)

@@ -4,7 +4,7 @@ noise floor of Theorem 3 (spec §3.2). Float64 throughout; exact identities to 1
 import numpy as np
 import pytest
 
-from pflnb.theory import mixup as M
+from pflnb.papers.pmixfed import mixup as M
 
 TOL = 1e-10
 

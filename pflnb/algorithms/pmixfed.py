@@ -9,6 +9,10 @@ Per round t (1-based, T = ``horizon``) with sampled clients S_t and n blocks (i 
   over the round's clients and sets G_i ← λ^A_i G_i + (1 − λ^A_i) Σ_k Ω_k L_k,i with
   λ^A_i = max(0, 1 − (i μ_A)^c), Ω_k ∝ |D_k| (Eq. 9's data-size weights).
 
+The accuracy that drives μ is measured on each client's **validation** split by default
+(``acc_split="val"``); the paper's test-driven μ (§5.4.2) is the switch ``acc_split="test"``, which leaks test data
+into training decisions and is used by no reported number.
+
 μ modes: ``sigmoid`` (Eq. 6 with the round fraction t/T and slope ``b``), ``simple`` (1 − acc/100),
 ``fixed`` (μ = ``mu0``: pMixFed-Dynamic), ``uniform`` (λ = ``mu0`` on every layer in both stages: the
 paper's Fig. 5 "pFedMix"), ``beta`` (λ_i ~ Beta(α, α) i.i.d. per layer, client and round in both stages;
@@ -109,7 +113,8 @@ class PMixFedParams:
     - ``mu_mode``: one of ``MU_MODES``; ``mu0``: μ of ``fixed`` (and λ of ``uniform``);
     - ``b``: sigmoid slope multiplier (Fig. 5 sweeps it); ``horizon``: T of the round fraction t/T
       (set it to the number of rounds); ``c``: the undefined exponent of Eq. 7 (default 1);
-    - ``acc_split``: the split whose accuracy drives μ (``test`` as in the paper, ``val`` avoids leakage);
+    - ``acc_split``: the split whose accuracy drives μ (``val``, the default, keeps test data out of training;
+      ``test`` is the paper's literal §5.4.2 rule, kept as a switch: it leaks the test split into the mixing);
     - ``beta_alpha`` / ``beta_schedule``: the Beta mix factor (§5.4.1, Eq. 31);
     - ``lam_b`` / ``lam_a``: the constant λ of ``uniform`` at broadcast / aggregation (None: ``mu0``);
       ``uniform`` with lam_b = 1, lam_a = 0 is FedAvg, with lam_b = 1, lam_a = λ FedAvg with server lr 1 − λ;
@@ -122,7 +127,7 @@ class PMixFedParams:
     b: float = 1.0
     horizon: int = 100
     c: float = 1.0
-    acc_split: str = "test"
+    acc_split: str = "val"
     beta_alpha: float = 1.0
     beta_schedule: str = "constant"
     lam_b: float | None = None
@@ -190,7 +195,10 @@ class PMixFed(Algorithm):
         return ctx.load(state, name)
 
     def _acc(self, ctx: Any, state: S.State, cid: int, name: str = "main") -> float:
-        return 100.0 * evaluate(self._load(ctx, state, cid, name), ctx.client(cid).split(self.params.acc_split))["acc"]
+        split = ctx.client(cid).split(self.params.acc_split)
+        if len(split) == 0:
+            raise ValueError(f"acc_split={self.params.acc_split!r}: client {cid} has an empty {self.params.acc_split} split")
+        return 100.0 * evaluate(self._load(ctx, state, cid, name), split)["acc"]
 
     # ---- hooks --------------------------------------------------------------------------------------
     def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -1,1 +1,1 @@
-"""Theory tools: min-norm directions (MGDA), NTK and Gram matrices, mixup identities, factor analysis."""
+"""Theory tools: min-norm directions (MGDA), NTK and Gram matrices, factor analysis."""

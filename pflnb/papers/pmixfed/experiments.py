@@ -5,7 +5,7 @@ unseen-client accuracies and of pMixFed's internals (μ, λ_i)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,19 +44,32 @@ PAPER_TABLE1: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]]
 # Table 3 (Appendix E.1): client depth M_k → (λ_k, final accuracy %).
 PAPER_TABLE3 = {3: (0.8, 85.2), 5: (0.7, 86.5), 7: (0.6, 87.3), 9: (0.5, 88.0), 11: (0.4, 88.5), 13: (0.3, 88.9)}
 
-METHODS = (
-    "pmixfed",
-    "pmixfed-dynamic",
-    "fedavg",
-    "fedavg-ft",
-    "fedbabu",
-    "fedalt",
-    "fedsim",
-    "lg-fedavg",
-    "per-fedavg",
-    "pfedme",
-    "ditto",
-)
+# The paper's horizon T of the round fraction t/T in Eq. 6 (its runs have T = 100 rounds). Every profile uses it,
+# so a run of R < 100 rounds follows the first R rounds of the paper's μ schedule (t/T from 0.01 to R/100) rather
+# than a schedule compressed into R rounds (where t/T reaches 0.1 in round 1 at R = 10 and μ is near-binary from the
+# start). ``COMPRESSED`` as a ``horizon`` value sets T = the number of rounds run (the compressed schedule).
+PAPER_HORIZON = 100
+COMPRESSED = "rounds"
+# μ is driven by the clients' validation accuracy in every reported run; ``acc_split="test"`` (the paper's
+# §5.4.2 rule) is a switch of the algorithm that no reported number uses.
+MU_SPLIT = "val"
+
+# label → (registry method, parameters). Labels are the registry names. The layer split "in the middle" of the
+# partial baselines, the horizon of pMixFed and the cold start depend on the model and are added by
+# :func:`method_params`.
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "pmixfed": ("pmixfed", {"acc_split": MU_SPLIT}),
+    "pmixfed-dynamic": ("pmixfed-dynamic", {"acc_split": MU_SPLIT}),
+    "fedavg": ("fedavg", {}),
+    "fedavg-ft": ("fedavg-ft", {"ft_epochs": 2}),
+    "fedbabu": ("fedbabu", {"ft_epochs": 2}),
+    "fedalt": ("fedalt", {"unseen_personal": "average"}),
+    "fedsim": ("fedsim", {"unseen_personal": "average"}),
+    "lg-fedavg": ("lg-fedavg", {"unseen_personal": "average"}),
+    "per-fedavg": ("per-fedavg", {"alpha": 1e-3, "beta": 1e-3}),
+    "pfedme": ("pfedme", {}),
+    "ditto": ("ditto", {}),
+}
 SETTINGS = {"N10": dict(num_clients=10, participation=1.0), "N100": dict(num_clients=100, participation=0.1)}
 PROTOCOLS = ("matched", "mismatched")
 
@@ -64,6 +77,7 @@ PROTOCOLS = ("matched", "mismatched")
 MU_VARIANTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("sigmoid b=0.5", "pmixfed", {"b": 0.5}),
     ("sigmoid b=1", "pmixfed", {}),
+    ("sigmoid b=1, T=rounds (compressed)", "pmixfed", {"horizon": COMPRESSED}),
     ("sigmoid b=2", "pmixfed", {"b": 2.0}),
     ("simple 1-acc/100", "pmixfed", {"mu_mode": "simple"}),
     ("fixed mu=0.2", "pmixfed-dynamic", {"mu0": 0.2}),
@@ -119,24 +133,47 @@ _TABLE: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 # The paper's MobileNet runs (Table 2): the same settings with the 15-block MobileNetV1.
 PAPER_MOBILENET = {ds: "mobilenet-v1" for ds in ("cifar10", "cifar100")}
 FRACTIONS = (0.5, 0.1, 0.4)  # train / val / test per client: larger test splits for less noisy unseen accuracies
-SEEDS = {"smoke": [0], "cpu": [0, 1], "paper": [0, 1, 2]}
+SEEDS = {"smoke": [0], "cpu": [0, 1, 2], "paper": [0, 1, 2]}
 CHANNELS = {"fmnist": 1, "mnist": 1, "digits5-lite": 3, "cifar10": 3, "cifar100": 3}
 NATIVE_SIZE = {"fmnist": 28, "mnist": 28, "cifar10": 32, "cifar100": 32}
 
 
+def _check_profile(profile: str) -> None:
+    if profile not in _TABLE:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(_TABLE)}")
+
+
 def datasets(profile: str) -> list[str]:
     """Datasets of the profile's main experiment."""
+    _check_profile(profile)
     return list(_TABLE[profile])
 
 
-def settings(profile: str, dataset: str) -> list[str]:
+def federations(profile: str, dataset: str) -> list[str]:
     """Federation settings (``N10``: 10 clients, C = 1; ``N100``: 100 clients, C = 0.1) of a profile's dataset."""
+    _check_profile(profile)
     return list(_TABLE[profile][dataset])
 
 
-def pmixfed_seeds(profile: str) -> list[int]:
-    """Seeds of a profile (cpu: two, to fit the 10-minute budget)."""
+def seeds(profile: str) -> list[int]:
+    """Seeds of a profile (smoke: one; cpu: three, within the notebook's 10-minute budget; paper: three)."""
+    _check_profile(profile)
     return list(SEEDS[profile])
+
+
+def settings(profile: str) -> dict[str, Any]:
+    """The sizes of every experiment of the profile: the Table 1 grid (dataset → federation → config fields, on top
+    of the common training settings), the Table 3 heterogeneous-depth run, the per-client split fractions, the
+    horizon T of Eq. 6 and the split that drives μ."""
+    _check_profile(profile)
+    return {
+        "common": dict(_COMMON),
+        "grid": {ds: {st: dict(f) for st, f in sets.items()} for ds, sets in _TABLE[profile].items()},
+        "hetero": {"dataset": _HETERO[profile][0], **_HETERO[profile][1]},
+        "fractions": FRACTIONS,
+        "horizon": PAPER_HORIZON,
+        "mu_split": MU_SPLIT,
+    }
 
 
 def n_blocks(model: str, dataset: str, image_size: int | None, num_classes: int = 10) -> int:
@@ -146,23 +183,21 @@ def n_blocks(model: str, dataset: str, image_size: int | None, num_classes: int 
 
 
 def method_params(method: str, n: int, rounds: int) -> dict[str, Any]:
-    """The paper's hyperparameters for ``method`` on a model with n blocks: split "in the middle"
-    (shared blocks 1..⌊n/2⌋), r = 2 fine-tuning epochs, Per-FedAvg α = β = 1e-3, pMixFed's horizon T.
-    FedAlt, FedSim and LG-FedAvg start unseen clients from the clients' averaged personal part (spec §2.7)."""
+    """The paper's hyperparameters for ``method`` on a model with n blocks (``METHODS``' parameters plus): split "in the
+    middle" (shared blocks 1..⌊n/2⌋), pMixFed's horizon T = 100 (the paper's, ``PAPER_HORIZON``; ``rounds`` is not
+    used for it) with μ driven by validation accuracy. FedAlt, FedSim and LG-FedAvg start unseen clients from the
+    clients' averaged personal part (spec §2.7)."""
     half = n // 2
+    base = dict(METHODS[method][1]) if method in METHODS else {}
     if method.startswith("pmixfed"):
-        return {"horizon": rounds}
+        return {"horizon": PAPER_HORIZON, "acc_split": MU_SPLIT, **base}
     if method in ("fedalt", "fedsim"):
-        return {"personal": f"top:{n - half}", "unseen_personal": "average"}
+        return {"personal": f"top:{n - half}", **base}
     if method == "fedsim-shock":  # the Fig. 4 runs report seen clients only
         return {"personal": f"top:{n - half}"}
     if method == "lg-fedavg":  # local lower layers, global upper layers (Liang et al. 2020)
-        return {"personal": f"bottom:{half}", "unseen_personal": "average"}
-    if method in ("fedavg-ft", "fedbabu"):
-        return {"ft_epochs": 2}
-    if method == "per-fedavg":
-        return {"alpha": 1e-3, "beta": 1e-3}
-    return {}
+        return {"personal": f"bottom:{half}", **base}
+    return base
 
 
 def pmixfed_config(
@@ -174,9 +209,9 @@ def pmixfed_config(
     **overrides: Any,
 ) -> ExperimentConfig:
     """The config of one run: profile × dataset × setting, the method with its paper hyperparameters
-    (``params`` override them), and ExperimentConfig ``overrides``."""
-    if profile not in _TABLE:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(_TABLE)}")
+    (``params`` override them; ``horizon=COMPRESSED`` sets T to the number of rounds), and ExperimentConfig
+    ``overrides``."""
+    _check_profile(profile)
     if dataset not in _TABLE[profile]:
         raise ValueError(f"profile {profile!r} has no pMixFed settings for {dataset!r}; it has {sorted(_TABLE[profile])}")
     if setting not in _TABLE[profile][dataset]:
@@ -185,23 +220,28 @@ def pmixfed_config(
     classes = 100 if dataset == "cifar100" else 10
     n = n_blocks(fields["model"], dataset, fields.get("image_size"), classes)
     mp = {**method_params(method, n, fields["rounds"]), **(params or {})}
+    if mp.get("horizon") == COMPRESSED:
+        mp["horizon"] = int(fields["rounds"])
     return ExperimentConfig(profile=profile, dataset=dataset, method=method, method_params=mp, **fields)
 
 
 # ------------------------------------------------------------------------------------------ experiment plans
 SMOKE_METHODS = ("pmixfed", "fedavg", "fedsim")
+# cpu: the paper's own baselines (pFedHN not implemented); pFedMe, Ditto and FedAvg-FT (not in the paper) run at the
+# paper profile only, to keep the cpu grid within its budget with three seeds.
+PAPER_METHODS = ("pmixfed", "pmixfed-dynamic", "fedavg", "fedbabu", "fedalt", "fedsim", "lg-fedavg", "per-fedavg")
 SUBSET_METHODS = ("pmixfed", "pmixfed-dynamic", "fedavg", "fedalt", "fedsim", "lg-fedavg")  # costly or tiny settings
 DEPTH_MODELS = ("pmixfed-mlp4", "pmixfed-mlp8", "pmixfed-mlp15")
 
 
 def main_methods(profile: str, dataset: str, setting: str) -> tuple[str, ...]:
-    """Methods of the Table 1 grid: all at cpu/paper except digits5-lite N100 (16 images per client: a subset);
-    smoke runs three."""
+    """Methods of the Table 1 grid: every method of ``METHODS`` at paper; the paper's baselines at cpu, except
+    digits5-lite N100 (16 images per client: a subset); smoke runs three."""
     if profile == "smoke":
         return SMOKE_METHODS
     if profile == "cpu" and dataset == "digits5-lite" and setting == "N100":
         return SUBSET_METHODS
-    return METHODS
+    return PAPER_METHODS if profile == "cpu" else tuple(METHODS)
 
 
 def main_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[ExperimentConfig]:
@@ -209,7 +249,7 @@ def main_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[E
     return [
         pmixfed_config(profile, ds, st, m, seed=s, **overrides)
         for ds in datasets(profile)
-        for st in settings(profile, ds)
+        for st in federations(profile, ds)
         for m in main_methods(profile, ds, st)
         for s in seeds
     ]
@@ -225,7 +265,7 @@ def mismatched_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> 
 def mu_variant_configs(profile: str, seeds: Iterable[int], **overrides: Any) -> list[tuple[str, ExperimentConfig]]:
     """Fig. 5 analogue: (label, config) of every μ strategy of ``MU_VARIANTS`` on digits5-lite (fmnist at paper), N10."""
     ds = "digits5-lite" if "digits5-lite" in datasets(profile) else datasets(profile)[0]
-    variants = MU_VARIANTS[:2] + MU_VARIANTS[-2:] if profile == "smoke" else MU_VARIANTS
+    variants = MU_VARIANTS[:3] + MU_VARIANTS[-2:] if profile == "smoke" else MU_VARIANTS
     return [(label, pmixfed_config(profile, ds, "N10", m, p, seed=s, **overrides)) for label, m, p in variants for s in seeds]
 
 
@@ -283,13 +323,6 @@ def hetero_depth_configs(profile: str, seeds: Iterable[int], **overrides: Any) -
         for label, p in HETERO_VARIANTS
         for s in seeds
     ]
-
-
-def hetero_seeds(profile: str, seeds: Iterable[int]) -> list[int]:
-    """Seeds of the Table 3 runs: the main grid's, plus one more outside smoke (the runs are cheap, the per-depth
-    accuracies noisy)."""
-    seeds = list(seeds)
-    return seeds if profile == "smoke" else [*seeds, max(seeds) + 1]
 
 
 def depth_table(records: Iterable[dict[str, Any]], labels: dict[str, str] | None = None) -> pd.DataFrame:
@@ -467,8 +500,164 @@ def lambda_matrix(record: dict[str, Any], stage: str = "aggregate") -> np.ndarra
     raise ValueError(f"stage must be aggregate or broadcast, got {stage!r}")
 
 
+# ------------------------------------------------------------------------------------------ notebook tables
+def _pm(mean: float, std: float) -> str:
+    return f"{mean:.1f} ± {std:.1f}"
+
+
+def mean_pm(df: pd.DataFrame, by: list[str], metrics: list[str]) -> pd.DataFrame:
+    """'mean ± sd' strings (points, sample sd over seeds; 0 for one seed) of ``metrics`` (fractions) grouped by ``by``."""
+    g = df.groupby(by, sort=False)[metrics]
+    mean, std = g.mean() * 100, g.std(ddof=1).fillna(0.0) * 100
+    return pd.DataFrame({m: [_pm(a, b) for a, b in zip(mean[m], std[m])] for m in metrics}, index=mean.index)
+
+
+def table1(df: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 analogue: unseen 'before' / 'after' and seen accuracy (mean ± sd over seeds, points), one row per
+    method, one column group per metric × dataset × setting."""
+    out = mean_pm(df, ["dataset", "setting", "method"], ["before", "after", "seen"])
+    return out.unstack(["dataset", "setting"]).swaplevel(0, 2, axis=1).sort_index(axis=1, level=[0, 1])
+
+
+def paper_table1() -> pd.DataFrame:
+    """The paper's Table 1 (CNN, unseen clients) as printed: one row per (setting, method); None = not reported."""
+    rows = []
+    for setting, methods in PAPER_TABLE1.items():
+        for method, cols in methods.items():
+            row: dict[str, Any] = {"setting": setting, "method": method}
+            for ds, (gap, ft) in cols.items():
+                row[f"{ds} gap"], row[f"{ds} ft"] = gap, ft
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["setting", "method"])
+
+
+def label_floor(profile: str, seeds: Iterable[int], **overrides: Any) -> pd.DataFrame:
+    """Majority-label accuracy (%, mean over seeds) of the seen and unseen clients of every dataset × setting of the
+    profile's grid (:func:`majority_baseline`)."""
+    seeds = list(seeds)
+    cols = {}
+    for ds in datasets(profile):
+        for st in federations(profile, ds):
+            vals = [majority_baseline(pmixfed_config(profile, ds, st, seed=s, **overrides)) for s in seeds]
+            cols[(ds, st)] = {k: 100 * float(np.mean([v[k] for v in vals])) for k in ("seen", "unseen")}
+    out = pd.DataFrame(cols).round(1)
+    out.index = ["majority label, seen clients (%)", "majority label, unseen clients (%)"]
+    return out
+
+
+def protocol_summary(main: pd.DataFrame, mismatched: pd.DataFrame) -> pd.DataFrame:
+    """Matched vs mismatched protocol on the mismatched runs' dataset (N10) and methods: mean ± sd (points)."""
+    same = main[
+        (main.dataset == mismatched.dataset.iloc[0]) & (main.setting == "N10") & main.method.isin(mismatched.method.unique())
+    ]
+    both = pd.concat([same, mismatched])
+    return mean_pm(both, ["protocol", "method"], ["before", "after", "seen"]).unstack("protocol")
+
+
+def per_seed(df: pd.DataFrame, metric: str, **where: Any) -> dict[int, float]:
+    """{seed: mean of ``metric``} over the rows of ``df`` matching ``where`` (column = value), e.g. one method's
+    unseen accuracy in one dataset × setting, or a seed-wise mean over datasets."""
+    d = df
+    for col, v in where.items():
+        d = d[d[col] == v]
+    if d.empty:
+        raise ValueError(f"no rows with {where}")
+    return {int(k): float(v) for k, v in d.groupby("seed")[metric].mean().items()}
+
+
+def mu_rule_residual(records: Iterable[dict[str, Any]]) -> float:
+    """Largest |logged μ_k − Eq. 6 at the logged accuracy, round and horizon| and |μ_A − Eq. 6 at the global
+    accuracy| over sigmoid-mode pMixFed records (0 when the logs follow the rule; NaN when there are none)."""
+    from pflnb.algorithms.pmixfed import mu_sigmoid
+
+    errs = []
+    for r in records:
+        mp = r["config"]["method_params"]
+        if r["config"]["method"] != "pmixfed" or mp.get("mu_mode", "sigmoid") != "sigmoid":
+            continue
+        b, horizon = float(mp.get("b", 1.0)), mp["horizon"]
+        for e in r["rounds"]:
+            pairs = [(m["mu"], m["acc_local"]) for m in e["client_metrics"].values() if "mu" in m]
+            pairs.append((e["internals"]["mu_agg"], e["internals"]["acc_global"]))
+            errs += [abs(mu - mu_sigmoid(acc, e["round"], horizon, b)) for mu, acc in pairs]
+    return float(max(errs)) if errs else float("nan")
+
+
+def shock_table(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """Fig. 4 analogue, per (method, seed): the largest loss of seen-client accuracy (points) caused by the shock
+    at or after the shock round, and the loss at the last round, from paired runs with and without the shock."""
+    acc: dict[tuple[str, int, bool], dict[int, float]] = {}
+    shock_round = 0
+    for r in records:
+        cfg = r["config"]
+        sr = int(cfg["method_params"].get("shock_round", 0))
+        shock_round = max(shock_round, sr)
+        acc[(cfg["method"], cfg["seed"], sr > 0)] = {e["round"]: float(np.mean(e["test_acc"])) for e in r["evals"]}
+    rows = []
+    for (method, seed, shocked), curve in sorted(acc.items()):
+        if not shocked or (method, seed, False) not in acc:
+            continue
+        base = acc[(method, seed, False)]
+        after = [t for t in curve if t >= shock_round and t in base]
+        if not after:
+            raise ValueError(f"{method} seed {seed}: no evaluation at or after the shock round {shock_round}")
+        drops = [100 * (base[t] - curve[t]) for t in after]
+        rows.append({"method": method, "seed": seed, "shock_round": shock_round, "max_drop": max(drops), "final_gap": drops[-1]})
+    return pd.DataFrame(rows)
+
+
+def shock_curves(records: Sequence[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Fig. 4 analogue data: the learning curves of the shock runs with a ``run`` label (method / shock or none), the
+    μ table of the pMixFed runs with the same label, and the shock round."""
+    from pflnb.experiments.tables import curve_table
+
+    def tag(r: dict[str, Any]) -> str:
+        return "shock" if r["config"]["method_params"].get("shock_round") else "none"
+
+    curves = curve_table(records)
+    curves["run"] = [f"{r['config']['method']} / {tag(r)}" for r in records for _ in r["evals"]]
+    pm = [r for r in records if r["config"]["method"] == "pmixfed"]
+    mu = mu_table(pm)
+    mu["run"] = [tag(r) for r in pm for _ in r["rounds"]]
+    rounds = [int(r["config"]["method_params"].get("shock_round", 0)) for r in records]
+    return curves, mu, max(rounds)
+
+
+def depth_summary(depth: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 analogue: per variant and client depth, accuracy mean ± sd (points, over clients and seeds), with the
+    paper's Table 3 row."""
+    g = depth.groupby(["variant", "depth"], sort=False).acc
+    mean, std = g.mean() * 100, g.std(ddof=1).fillna(0.0) * 100
+    tab = pd.Series([_pm(a, b) for a, b in zip(mean, std)], index=mean.index).unstack("depth")
+    tab.loc["paper (Table 3, pMixFed)"] = [f"{PAPER_TABLE3[d][1]:.1f}" if d in PAPER_TABLE3 else "" for d in tab.columns]
+    return tab
+
+
+def depth_slopes(depth: pd.DataFrame, variant: str) -> dict[int, float]:
+    """{seed: least-squares slope of client accuracy (points) on client depth} for one Table 3 variant."""
+    out = {}
+    for seed, d in depth[depth.variant == variant].groupby("seed"):
+        out[int(seed)] = float(np.polyfit(d.depth.to_numpy(float), 100 * d.acc.to_numpy(float), 1)[0])
+    return out
+
+
 __all__ = [
+    "COMPRESSED",
     "DEPTH_MODELS",
+    "PAPER_HORIZON",
+    "depth_slopes",
+    "depth_summary",
+    "federations",
+    "label_floor",
+    "mean_pm",
+    "mu_rule_residual",
+    "paper_table1",
+    "per_seed",
+    "protocol_summary",
+    "seeds",
+    "shock_curves",
+    "shock_table",
+    "table1",
     "HETERO_DEPTHS",
     "HETERO_VARIANTS",
     "METHODS",
@@ -482,7 +671,6 @@ __all__ = [
     "depth_table",
     "depth_trend",
     "hetero_depth_configs",
-    "hetero_seeds",
     "main_configs",
     "main_methods",
     "majority_baseline",
@@ -496,7 +684,6 @@ __all__ = [
     "mu_table",
     "n_blocks",
     "pmixfed_config",
-    "pmixfed_seeds",
     "run_protocol",
     "settings",
     "unseen_table",

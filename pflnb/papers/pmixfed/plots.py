@@ -10,11 +10,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 from scipy import stats
 
 from pflnb.algorithms.pmixfed import beta_alpha_schedule, lambda_aggregate, lambda_broadcast, mu_sigmoid, mu_simple
+from pflnb.papers.pmixfed import mixup as M
 from pflnb.plots import set_style
-from pflnb.theory import mixup as M
 
 
 def mu_curves(fractions: Sequence[float] = (0.01, 0.04, 0.1, 0.2, 0.5, 1.0), bs: Sequence[float] = (0.5, 2.0)) -> plt.Figure:
@@ -266,5 +267,99 @@ def depth_accuracy(df: pd.DataFrame, paper: dict[int, tuple[float, float]] | Non
         axes[1].legend(fontsize="x-small")
     else:
         axes[1].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def learning_curve_grid(records: Sequence[dict], title: str = "") -> plt.Figure:
+    """Fig. 3 analogue: participating clients' personalized test accuracy against round, one panel per
+    (dataset, setting), one line per method (mean ± sd over seeds)."""
+    from pflnb.experiments.tables import curve_table
+    from pflnb.plots import learning_curves
+
+    curves = curve_table(records)
+    curves["setting"] = [f"N{r['config']['num_clients']}" for r in records for _ in r["evals"]]
+    panels = curves[["dataset", "setting"]].drop_duplicates().values.tolist()
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4), squeeze=False)
+    for ax, (ds, st) in zip(axes[0], panels):
+        learning_curves(curves[(curves.dataset == ds) & (curves.setting == st)], metric="test_acc", ax=ax, title=f"{ds}, {st}")
+        ax.legend(fontsize="xx-small", ncol=2)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def mu_strategies(records: Sequence[dict], labels: dict[str, str], mu: pd.DataFrame) -> plt.Figure:
+    """Fig. 5 analogue: seen clients' test accuracy per μ strategy (left) and the adaptive strategies' client-mean
+    μ_k and aggregation μ_A (right), mean over seeds; ``mu`` is :func:`experiments.mu_table` of the records."""
+    from pflnb.experiments.tables import curve_table
+    from pflnb.plots import learning_curves
+
+    curves = curve_table(records)
+    curves["variant"] = [labels[r["key"]] for r in records for _ in r["evals"]]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
+    learning_curves(curves, metric="test_acc", hue="variant", ax=axes[0], title="seen clients' test accuracy")
+    axes[0].legend(fontsize="xx-small")
+    mu_trajectories(mu[mu.variant.str.startswith(("sigmoid", "simple"))], ax=axes[1], title="adaptive μ over rounds")
+    fig.tight_layout()
+    return fig
+
+
+def mu_lambda_evolution(record: dict, title: str = "") -> plt.Figure:
+    """How μ and λ evolve in one pMixFed run, from its logged internals: (a) each client's μ_k and the server's μ_A
+    per round; (b) the validation accuracies that set them; (c) the client-mean broadcast λ^B_i and (d) the
+    aggregation λ^A_i per round and block (i = 1 base … n head)."""
+    set_style()
+    rounds = [e["round"] for e in record["rounds"]]
+    fig, axes = plt.subplots(1, 4, figsize=(19, 3.9), gridspec_kw={"width_ratios": [1.1, 1.1, 1, 1]})
+    clients = sorted({c for e in record["rounds"] for c in e["client_metrics"]}, key=int)
+    for c in clients:
+        pts = [(e["round"], e["client_metrics"][c]) for e in record["rounds"] if c in e["client_metrics"]]
+        axes[0].plot([t for t, _ in pts], [m["mu"] for _, m in pts], color="tab:blue", alpha=0.35, lw=0.8)
+        axes[1].plot([t for t, _ in pts], [m["acc_local"] for _, m in pts], color="tab:blue", alpha=0.35, lw=0.8)
+    axes[0].plot([], [], color="tab:blue", alpha=0.5, label="μ_k (one line per client)")
+    axes[0].plot(rounds, [e["internals"]["mu_agg"] for e in record["rounds"]], "k--o", ms=3, label="μ_A (server)")
+    axes[1].plot([], [], color="tab:blue", alpha=0.5, label="local model L_k")
+    axes[1].plot(rounds, [e["internals"]["acc_global"] for e in record["rounds"]], "k--o", ms=3, label="global model G (mean)")
+    axes[1].axhline(50, color="gray", lw=0.8, ls=":")
+    axes[0].set_ylim(-0.02, 1.02)
+    axes[0].set_ylabel("mix factor μ")
+    axes[0].set_title("(a) μ per round (Eq. 6)", fontsize="medium")
+    split = record["config"]["method_params"].get("acc_split", "val")
+    axes[1].set_ylabel(f"{split} accuracy (%)")
+    axes[1].set_title(f"(b) the {split} accuracy that sets μ", fontsize="medium")
+    for ax in axes[:2]:
+        ax.set_xlabel("round t")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize="x-small")
+    lam_b = np.array([np.mean([m["lam_broadcast"] for m in e["client_metrics"].values()], axis=0) for e in record["rounds"]])
+    lam_a = np.array([e["internals"]["lam_agg"] for e in record["rounds"]])
+    for ax, mat, name in ((axes[2], lam_b, "(c) λ^B_i, client mean (Eq. 7)"), (axes[3], lam_a, "(d) λ^A_i (Eq. 7)")):
+        extent = (rounds[0] - 0.5, rounds[-1] + 0.5, 0.5, mat.shape[1] + 0.5)
+        kw = dict(aspect="auto", origin="lower", vmin=0, vmax=1, cmap="viridis", interpolation="nearest")
+        im = ax.imshow(mat.T, extent=extent, **kw)
+        ax.set_xlabel("round t")
+        ax.set_ylabel("block i (1 = base)")
+        ax.set_yticks(range(1, mat.shape[1] + 1))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(name, fontsize="medium")
+        ax.grid(False)
+    fig.colorbar(im, ax=axes[3], label="λ (weight on the global model)")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def recovery(curves: pd.DataFrame, mu: pd.DataFrame, shock_round: int) -> plt.Figure:
+    """Fig. 4 analogue: seen clients' accuracy with / without a forced collapse after ``shock_round`` (left, hue
+    ``run``) and pMixFed's μ with / without it (right)."""
+    from pflnb.plots import learning_curves
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    title = f"seen clients' accuracy, shock after round {shock_round}"
+    learning_curves(curves, metric="test_acc", hue="run", ax=axes[0], title=title)
+    mu_trajectories(mu, hue="run", ax=axes[1], title="pMixFed μ with / without the shock")
+    for ax in axes:
+        ax.axvline(shock_round, color="gray", ls=":")
     fig.tight_layout()
     return fig
