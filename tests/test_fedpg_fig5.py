@@ -12,7 +12,9 @@ from conftest import make_toy_data
 
 from pflnb.algorithms import make_algorithm
 from pflnb.data import DataUnavailable, build_federated, load_source
-from pflnb.experiments.fedpg import (
+from pflnb.fl import OptimConfig, RunSettings, run_simulation
+from pflnb.models import build_model
+from pflnb.papers.fedpg.experiments import (
     FEDPG_LR,
     FIG5_LR_FACTOR,
     FIG5_METHODS,
@@ -25,9 +27,7 @@ from pflnb.experiments.fedpg import (
     s_acc_rounds_table,
     s_acc_test_splits,
 )
-from pflnb.fl import OptimConfig, RunSettings, run_simulation
-from pflnb.models import build_model
-from pflnb.plots_fedpg import s_acc_rounds
+from pflnb.papers.fedpg.plots import s_acc_rounds
 
 
 def _need_fmnist():
