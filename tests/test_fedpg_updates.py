@@ -30,15 +30,20 @@ class _SoftmaxRegression(PFLModel):
         return x.reshape(x.shape[0], -1)
 
 
-def _data(num_clients: int, n: int = 12, seed: int = 0) -> FederatedDataset:
+def _data(num_clients: int, n: int = 12, seed: int = 0, spread: bool = True) -> FederatedDataset:
+    """Clients with softmax-regression data; ``spread``: unequal input scales and label skews (conflicting
+    gradients of different norms), else similar clients (near-equal losses, where the F-Armijo condition binds)."""
     gen = torch.Generator().manual_seed(seed)
     clients = []
     for c in range(num_clients):
-        # unequal scales and label skews: the clients' gradients differ in norm and conflict
         sp = []
         for m in (n, 4, 4):
-            y = torch.randint(0, K_CLS, (m,), generator=gen) if c % 2 else torch.randint(0, 2, (m,), generator=gen)
-            x = (torch.randn(m, D_IN, generator=gen, dtype=torch.float64) + 0.7 * c) * (1.0 + c)
+            if spread:
+                y = torch.randint(0, K_CLS, (m,), generator=gen) if c % 2 else torch.randint(0, 2, (m,), generator=gen)
+                x = (torch.randn(m, D_IN, generator=gen, dtype=torch.float64) + 0.7 * c) * (1.0 + c)
+            else:
+                y = torch.randint(0, K_CLS, (m,), generator=gen)
+                x = torch.randn(m, D_IN, generator=gen, dtype=torch.float64)
             sp.append(Split(x.reshape(m, 1, 1, D_IN), y))
         clients.append(ClientData(c, f"c{c}", "d", *sp))
     return FederatedDataset("lin", clients, K_CLS, (1, 1, D_IN))
@@ -198,9 +203,12 @@ def test_fedpg_gradient_direction_step_gammas_and_pmodels_match_hand_computation
     assert not torch.allclose(_flat_state(server["model"]), w0)
 
 
-def test_sfedpg_armijo_step_matches_hand_computed_backtracking():
-    data = _data(3)
-    lr, s, beta = 0.5, 3, 1e-4
+# data seeds where the rule's parts matter (β = 0.3): seed 1, a flipped Armijo sign would accept η = 2 (the rule
+# accepts 1); seed 5, the clients accept η = 2, 1, 0.5 where F does not (the rule accepts 0.25)
+@pytest.mark.parametrize("data_seed,expected_eta", [(1, 1.0), (5, 0.25)])
+def test_sfedpg_armijo_step_matches_hand_computed_backtracking(data_seed, expected_eta):
+    data = _data(3, seed=data_seed, spread=False)
+    lr, s, beta = 0.5, 3, 0.3
     ctx = _ctx(data, lr)
     algo = make_algorithm("s-fedpg", {"s": s, "beta": beta, "grad_batch": 50})
     server, clients = algo.init(ctx, S_clone(ctx.model.state_dict()))
@@ -223,7 +231,7 @@ def test_sfedpg_armijo_step_matches_hand_computed_backtracking():
         eta, trials = eta / 2, trials + 1
     info = new["internals"]
     assert info["armijo_ok"] and info["ls_trials"] == trials and trials > 1  # backtracking was needed
-    assert abs(info["eta"] - eta) < 1e-15
+    assert abs(info["eta"] - eta) < 1e-15 and eta == expected_eta
     assert torch.allclose(_flat_state(new["model"]), wt + eta * d, rtol=0, atol=1e-10)
     ghat = g * (g.norm(dim=1).mean() / g.norm(dim=1, keepdim=True))
     for k, c in enumerate(online):  # P-models use the line-searched step (A6)
