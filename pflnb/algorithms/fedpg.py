@@ -225,6 +225,10 @@ class FedPG(Algorithm):
         a = dots[:k] * scales
         auto = drift_gammas(cross, a) if p.personalize else np.zeros(k)
         gammas = personalization_gammas(auto, p.gamma, p.gamma_rule) if p.personalize else auto
+        # Eq. 8 residual: max over i and online j ≠ i of ĝ_j·d_i / μ² (≤ 0 up to rounding for the automatic γ_i)
+        eq8 = a[:, None] + gammas[None, :] * (-cross - a[:, None])
+        np.fill_diagonal(eq8, -np.inf)
+        max_eq8 = float(eq8.max() / D.mu**2) if k > 1 and eta > 0 else None
         info.update(
             eta=eta,
             d=d,
@@ -246,6 +250,7 @@ class FedPG(Algorithm):
             "gamma_auto": auto.tolist(),
             "gamma": gammas.tolist(),
             "max_online_dot": float((dots[:k] * scales).max()),
+            "max_eq8": max_eq8,
             **ls,
         }
         if p.track_losses and eta > 0:

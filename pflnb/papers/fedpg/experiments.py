@@ -98,6 +98,84 @@ _TABLE: dict[str, dict[str, dict[str, Any]]] = {
 }
 FEDPG_LR = {"smoke": 0.1, "cpu": 0.1, "paper": 0.1}
 
+# Seeds per profile: every run of the Table 1, γ and ablation rows uses the same seeds, so claims pair runs by seed.
+SEEDS = {"smoke": [0], "cpu": [0, 1, 2], "paper": [0, 1, 2, 3, 4]}
+# Sizes of the theory sections: random instances per (m, D) cell (Theory 2), rounds of the convex toy (Theory 4).
+_THEORY = {
+    "smoke": dict(trials=10, rounds_convex=30),
+    "cpu": dict(trials=100, rounds_convex=300),
+    "paper": dict(trials=200, rounds_convex=2000),
+}
+
+# label -> (registry method, parameters). The Table 1 rows (core baselines, optional baselines, FedPG's user-γ rows)
+# and the ablations of Table 2 (M3 is FedPG with γ_i = 0, i.e. the P-model is the G-model step).
+CORE: dict[str, tuple[str, dict[str, Any]]] = {
+    "Local": ("local", {}),
+    "FedAvg-FT": ("fedavg-ft", {"ft_epochs": 1}),
+    "Ditto": ("ditto", {}),
+    "FedRep": ("fedrep", {}),
+    "FedMGDA+": ("fedmgda+", {}),
+    "FedPG": ("fedpg", {}),
+    "S-FedPG": ("s-fedpg", {}),
+}
+OPTIONAL: dict[str, tuple[str, dict[str, Any]]] = {"APFL": ("apfl", {}), "FedProx": ("fedprox", {}), "pFedMe": ("pfedme", {})}
+GAMMAS: dict[str, tuple[str, dict[str, Any]]] = {f"FedPG γ={g}": ("fedpg", {"gamma": g}) for g in (0.3, 0.6, 1.0)}
+ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    "M1 (d = d_r)": ("fedpg", {"direction": "fedsgd"}),
+    "M2 (no F)": ("fedpg", {"fair": False}),
+    "M3 (P = G)": ("fedpg", {"personalize": False}),
+    "M4 (no stale)": ("fedpg", {"stale": False}),
+}
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {**CORE, **OPTIONAL, **GAMMAS, **ABLATIONS}
+FEDPG_METHODS = ("fedpg", "s-fedpg")
+PFEDME_INNER = {"smoke": 2, "cpu": 2, "paper": 5}  # pFedMe's inner steps (the paper's 5 only at the paper profile)
+BASELINES = [k for k in {**CORE, **OPTIONAL} if CORE.get(k, OPTIONAL.get(k))[0] not in FEDPG_METHODS]
+
+
+def seeds(profile: str) -> list[int]:
+    """The seeds of every FedPG notebook run at ``profile`` (smoke: 1; cpu: 3; paper: 5, the paper's count)."""
+    if profile not in SEEDS:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(SEEDS)}")
+    return list(SEEDS[profile])
+
+
+def settings(profile: str, dataset: str = "fmnist") -> dict[str, Any]:
+    """Sizes of the FedPG notebook at ``profile``: the Table 1 config overrides, the Fig. 5 settings, FedPG's
+    learning rate, the theory sizes and the optional baselines' parameters."""
+    if profile not in _TABLE:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(_TABLE)}")
+    if dataset not in _TABLE[profile]:
+        raise ValueError(f"profile {profile!r} has no FedPG settings for {dataset!r}; it has {sorted(_TABLE[profile])}")
+    return {
+        "table1": dict(_TABLE[profile][dataset]),
+        "fig5": dict(FIG5_SETTINGS[profile]),
+        "fedpg_lr": FEDPG_LR[profile],
+        **_THEORY[profile],
+        "pfedme_inner_steps": PFEDME_INNER[profile],
+    }
+
+
+def method_configs(
+    base: ExperimentConfig, labels: list[str], seed_list: list[int], lr_pg: float
+) -> dict[str, list[ExperimentConfig]]:
+    """Configs per label of :data:`METHODS`, one per seed: FedPG-family methods at ``lr_pg``, baselines at ``base.lr``;
+    pFedMe with the profile's inner steps (2 below the paper profile)."""
+    inner = PFEDME_INNER[base.profile]
+    out = {}
+    for label in labels:
+        method, params = METHODS[label]
+        params = {**params, "inner_steps": inner} if method == "pfedme" else dict(params)
+        lr = lr_pg if method in FEDPG_METHODS else base.lr
+        out[label] = [base.replace(method=method, method_params=params, seed=s, lr=lr) for s in seed_list]
+    return out
+
+
+def run_methods(configs: dict[str, list[ExperimentConfig]], progress: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """:func:`run_pm` for every config (cached), with the protocol-P2 scores for FedPG-family runs: label -> records."""
+    return {
+        label: [run_pm(c, progress=progress, fresh=c.method in FEDPG_METHODS) for c in cfgs] for label, cfgs in configs.items()
+    }
+
 
 def fedpg_config(profile: str, dataset: str = "fmnist", **overrides: Any) -> ExperimentConfig:
     """The FedPG notebook's base config (Table 1 setting) at ``profile`` for ``dataset``."""
