@@ -25,8 +25,8 @@ from pflnb.papers.fedpg.experiments import S_ACC_C, pm_table
 
 GAP_TOL = 1.0  # points: tolerance of "G-acc ≈ GM" (the paper's gaps: +1.0, 0.0, +0.3 points)
 RESIDUAL_TOL = 1e-10  # float64 residual of Eq. 8, relative to μ²
-QP_LABELS = ("FedPG", "S-FedPG", "FedPG γ=0.3", "FedPG γ=0.6", "FedPG γ=1.0", "M2 (no F)", "M3 (P = G)", "M4 (no stale)")
-AUTO_LABELS = ("FedPG", "S-FedPG", "M2 (no F)", "M4 (no stale)")  # QP direction and automatic γ_i
+QP_LABELS = ("FedPG", "S-FedPG", "M2 (no F)", "M4 (no stale)")  # runs with the QP direction
+AUTO_LABELS = QP_LABELS  # ... and the automatic γ_i
 COLLAPSE = ("FedAvg-FT", "Ditto", "FedMGDA+", "APFL", "FedProx", "pFedMe")  # baselines with a full G-model
 FIG4 = ("Local", "FedAvg-FT", "Ditto", "FedRep", "FedMGDA+")
 FIG5_BASELINES = ("FedAvg-FT", "Ditto", "FedRep")
@@ -297,22 +297,16 @@ def _experimental_claims(
         )
     else:
         add(4, _missing("FedPG", "baselines"))
-    # 5: γ trade-off (runs with the user γ during training, P1)
-    if _have(runs, "FedPG", "FedPG γ=1.0"):
-        g1 = P["FedPG γ=1.0"]
-        add(
-            5,
-            parts(
-                **{
-                    "L rises": compare(g1["L"], P["FedPG"]["L"], names=("γ=1.0", "auto")),
-                    "G falls": compare(P["FedPG"]["G"], g1["G"], names=("auto", "γ=1.0")),
-                }
-            ),
-            "endpoints auto vs γ = 1; γ = 0.3 and 0.6 in the table",
-            _seeds(g1["L"]),
-        )
+    # 5: γ trade-off (P2 re-personalisations of the FedPG runs: the user γ changes the P-models only)
+    if "FedPG" in P:
+        fp = {v: {c: seed_values(runs["FedPG"], c, v) for c in ("L", "G")} for v in ("auto", "γ=1.0")}
+        trade = {
+            "L rises": compare(fp["γ=1.0"]["L"], fp["auto"]["L"], names=("γ=1.0", "auto")),
+            "G falls": compare(fp["auto"]["G"], fp["γ=1.0"]["G"], names=("auto", "γ=1.0")),
+        }
+        add(5, parts(**trade), "endpoints auto vs γ = 1 (γ_i' = max(γ_i, γ)); protocol P2, same G-model", _seeds(fp["auto"]["L"]))
     else:
-        add(5, _missing("FedPG", "FedPG γ=1.0"))
+        add(5, _missing("FedPG"))
     # 6: Fig. 4, FedPG's L → G drop smaller than each baseline's
     f4 = [k for k in FIG4 if k in P]
     if "FedPG" in P and len(f4) >= 2:
@@ -335,19 +329,19 @@ def _experimental_claims(
         )
     else:
         add(7, _missing("FedPG", "M1 (d = d_r)"))
-    # 8-11: ablations
-    for i, (label, col) in zip(
-        (8, 9, 10, 11), (("M1 (d = d_r)", "GM"), ("M2 (no F)", "GM"), ("M3 (P = G)", "L"), ("M4 (no stale)", "GM"))
-    ):
+    # 8-11: ablations (M3 = the γ_i = 0 re-personalisation of the FedPG runs, protocol P2)
+    for i, label in zip((8, 9, 11), ("M1 (d = d_r)", "M2 (no F)", "M4 (no stale)")):
         if _have(runs, "FedPG", label):
-            add(
-                i,
-                compare(P["FedPG"][col], P[label][col], names=("FedPG", label.split(" ")[0])),
-                f"Dir(0.1) instead of Pat-2; {col} at the final round (P1)",
-                _seeds(P[label][col]),
-            )
+            note = "Dir(0.1) instead of Pat-2; GM = the final G-model on the G-acc samples"
+            add(i, compare(P["FedPG"]["GM"], P[label]["GM"], names=("FedPG", label.split(" ")[0])), note, _seeds(P[label]["GM"]))
         else:
             add(i, _missing("FedPG", label))
+    if "FedPG" in P:
+        auto, m3 = seed_values(runs["FedPG"], "L", "auto"), seed_values(runs["FedPG"], "L", "γ=0 (M3)")
+        add(10, compare(auto, m3, names=("FedPG", "M3")), "protocol P2: the same G-model step with γ_i = 0", _seeds(auto))
+    else:
+        add(10, _missing("FedPG"))
+    out.sort(key=lambda c: keys.index(c.claim))
     # 12-14: Fig. 5
     need = ("FedPG", "FedPG′ (η/5)", "S-FedPG")
     if fig5 is not None and all(m in set(fig5["method"]) for m in need):

@@ -25,13 +25,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+from tqdm.auto import tqdm
 
 from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.data.federated import Split
 from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.experiments.run import cache_path, results_root, run, run_many
+from pflnb.experiments.run import cache_path, default_workers, results_root, run, run_many
 from pflnb.experiments.tables import curve_table
 from pflnb.fl.engine import Context
 from pflnb.fl.training import train_epochs
@@ -107,8 +108,9 @@ _THEORY = {
     "paper": dict(trials=200, rounds_convex=2000),
 }
 
-# label -> (registry method, parameters). The Table 1 rows (core baselines, optional baselines, FedPG's user-γ rows)
-# and the ablations of Table 2 (M3 is FedPG with γ_i = 0, i.e. the P-model is the G-model step).
+# label -> (registry method, parameters): the Table 1 rows (core and optional baselines) and the ablations of Table 2
+# that need their own runs. FedPG's user-γ rows and M3 (γ_i = 0) change only the P-models, not the G-model, so they are
+# protocol-P2 re-personalisations of the FedPG runs (:data:`FRESH_VARIANTS`), not runs of their own.
 CORE: dict[str, tuple[str, dict[str, Any]]] = {
     "Local": ("local", {}),
     "FedAvg-FT": ("fedavg-ft", {"ft_epochs": 1}),
@@ -118,18 +120,18 @@ CORE: dict[str, tuple[str, dict[str, Any]]] = {
     "FedPG": ("fedpg", {}),
     "S-FedPG": ("s-fedpg", {}),
 }
-OPTIONAL: dict[str, tuple[str, dict[str, Any]]] = {"APFL": ("apfl", {}), "FedProx": ("fedprox", {}), "pFedMe": ("pfedme", {})}
-GAMMAS: dict[str, tuple[str, dict[str, Any]]] = {f"FedPG γ={g}": ("fedpg", {"gamma": g}) for g in (0.3, 0.6, 1.0)}
+OPTIONAL: dict[str, tuple[str, dict[str, Any]]] = {"FedProx": ("fedprox", {}), "APFL": ("apfl", {}), "pFedMe": ("pfedme", {})}
 ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "M1 (d = d_r)": ("fedpg", {"direction": "fedsgd"}),
     "M2 (no F)": ("fedpg", {"fair": False}),
-    "M3 (P = G)": ("fedpg", {"personalize": False}),
     "M4 (no stale)": ("fedpg", {"stale": False}),
 }
-METHODS: dict[str, tuple[str, dict[str, Any]]] = {**CORE, **OPTIONAL, **GAMMAS, **ABLATIONS}
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {**CORE, **OPTIONAL, **ABLATIONS}
+# optional baselines run per profile: at cpu only FedProx (the paper's best baseline in G-acc), for the budget
+OPTIONAL_AT = {"smoke": ["FedProx"], "cpu": ["FedProx"], "paper": list(OPTIONAL)}
 FEDPG_METHODS = ("fedpg", "s-fedpg")
 PFEDME_INNER = {"smoke": 2, "cpu": 2, "paper": 5}  # pFedMe's inner steps (the paper's 5 only at the paper profile)
-BASELINES = [k for k in {**CORE, **OPTIONAL} if CORE.get(k, OPTIONAL.get(k))[0] not in FEDPG_METHODS]
+BASELINES = [k for k, (m, _) in {**CORE, **OPTIONAL}.items() if m not in FEDPG_METHODS]
 
 
 def seeds(profile: str) -> list[int]:
@@ -152,6 +154,8 @@ def settings(profile: str, dataset: str = "fmnist") -> dict[str, Any]:
         "fedpg_lr": FEDPG_LR[profile],
         **_THEORY[profile],
         "pfedme_inner_steps": PFEDME_INNER[profile],
+        "table1_labels": list(CORE) + OPTIONAL_AT[profile],
+        "ablation_labels": list(ABLATIONS),
     }
 
 
@@ -170,11 +174,52 @@ def method_configs(
     return out
 
 
-def run_methods(configs: dict[str, list[ExperimentConfig]], progress: bool = False) -> dict[str, list[dict[str, Any]]]:
-    """:func:`run_pm` for every config (cached), with the protocol-P2 scores for FedPG-family runs: label -> records."""
-    return {
-        label: [run_pm(c, progress=progress, fresh=c.method in FEDPG_METHODS) for c in cfgs] for label, cfgs in configs.items()
-    }
+FRESH_LABELS = ("FedPG", "S-FedPG")  # the runs also scored under protocol P2 (extra row, γ sweep)
+
+
+def _pm_path(cfg: ExperimentConfig, fresh: bool) -> Any:
+    return cache_path(cfg).with_name(f"pm-{cfg.method}-{cfg.key()}{'-fresh' if fresh else ''}.json")
+
+
+def _init_pm_worker(threads: int) -> None:
+    torch.set_num_threads(threads)
+
+
+def _run_pm_quiet(cfg: ExperimentConfig, fresh: bool) -> dict[str, Any]:
+    return run_pm(cfg, progress=False, fresh=fresh)
+
+
+def run_methods(
+    configs: dict[str, list[ExperimentConfig]], progress: bool = False, workers: int | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """:func:`run_pm` for every config (cached), label -> records; the runs of :data:`FRESH_LABELS` also get their
+    protocol-P2 scores. Uncached runs go to ``workers`` spawned processes (default ``$PFLNB_WORKERS``), each with this
+    process's torch thread count; every run is seeded from its own config, so the records equal a serial run's."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(label, i, c, label in FRESH_LABELS) for label, cfgs in configs.items() for i, c in enumerate(cfgs)]
+    for _, _, c, _ in jobs:
+        c.validate()
+    workers = default_workers() if workers is None else workers
+    todo = [j for j in jobs if not (_pm_path(j[2], j[3]).exists() and cache_path(j[2]).exists())]
+    out: dict[str, list[Any]] = {label: [None] * len(cfgs) for label, cfgs in configs.items()}
+    bar = tqdm(total=len(jobs), desc=f"runs ({workers} workers)", disable=not progress)
+    if workers > 1 and len(todo) > 1:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            min(workers, len(todo)), mp_context=ctx, initializer=_init_pm_worker, initargs=(torch.get_num_threads(),)
+        ) as pool:
+            futures = [(j, pool.submit(_run_pm_quiet, j[2], j[3])) for j in todo]
+            for (label, i, _, _), fut in futures:
+                out[label][i] = fut.result()
+                bar.update()
+    for label, i, c, fresh in jobs:  # cached (or just computed) runs, loaded in input order
+        if out[label][i] is None:
+            out[label][i] = run_pm(c, progress=False, fresh=fresh)
+            bar.update()
+    bar.close()
+    return out
 
 
 def fedpg_config(profile: str, dataset: str = "fmnist", **overrides: Any) -> ExperimentConfig:
@@ -337,7 +382,7 @@ def fresh_pm_scores(
 def run_pm(cfg: ExperimentConfig, progress: bool = False, cs: tuple[float, ...] = FIG4_CS, fresh: bool = False) -> dict[str, Any]:
     """Run ``cfg`` (cached) and its P-model metrics (cached beside the record): the record with ``pm`` added
     (protocol P1: stored P-models) and, with ``fresh`` (FedPG methods), ``pm_fresh`` (protocol P2 variants)."""
-    path = cache_path(cfg).with_name(f"pm-{cfg.method}-{cfg.key()}{'-fresh' if fresh else ''}.json")
+    path = _pm_path(cfg, fresh)
     if path.exists():
         record = run(cfg, progress=progress)
         with open(path) as f:
