@@ -30,9 +30,9 @@ def records(L, G, GM, *, sd=0.0, fresh_gap=None, internals=None, seeds=SEEDS):
         if fresh_gap is not None:
             gf = GM + fresh_gap / 100 + 0.001 * e
             auto = scores(l, gf, gf, GM)
-            r["pm_fresh"] = {
-                "variants": {"auto": auto, "γ=1.0": scores(l + 0.03, gf, gf - 0.02 + 0.001 * e, GM), "γ=0 (M3)": scores(l - 0.01 + 0.002 * e, gf, gf, GM)}
-            }
+            gamma1 = scores(l + 0.03, gf, gf - 0.02 + 0.001 * e, GM)
+            m3 = scores(l - 0.01 + 0.002 * e, gf, gf, GM)
+            r["pm_fresh"] = {"variants": {"auto": auto, "γ=1.0": gamma1, "γ=0 (M3)": m3}}
         out.append(r)
     return out
 

@@ -541,3 +541,124 @@ def curve_stats(curves: pd.DataFrame, early: int) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------ notebook tables
+
+# The paper's FMNIST values (Table 1, Dir(0.1)) and Table 2 (Pat-2): L-acc, S-acc, G-acc, GM acc in %.
+PAPER_TABLE1: dict[str, tuple[float | None, ...]] = {
+    "Local": (94.7, 30.0, 29.5, None),
+    "FedAvg-FT": (97.4, 76.0, 76.1, 87.6),
+    "FedProx": (93.9, 76.3, 77.9, 83.8),
+    "APFL": (97.5, 75.8, 75.9, 86.6),
+    "pFedMe": (93.8, 76.2, 77.3, 81.0),
+    "Ditto": (96.4, 65.0, 65.9, 84.2),
+    "FedRep": (96.8, 72.0, 72.5, 84.1),
+    "FedMGDA+": (96.1, 62.1, 62.8, 83.2),
+    "FedPG": (88.9, 87.9, 89.5, 88.5),
+    "S-FedPG": (88.7, 88.3, 89.7, 88.5),
+    "γ=0.3": (94.9, 85.2, 86.6, 88.5),
+    "γ=0.6": (95.2, 84.1, 84.9, 88.5),
+    "γ=1.0": (95.3, 83.9, 84.8, 88.5),
+}
+PAPER_TABLE2: dict[str, tuple[float, ...]] = {
+    "FedPG": (89.7, 89.0, 89.0, 89.0),
+    "M1 (d = d_r)": (82.0, 78.4, 77.7, 77.8),
+    "M2 (no F)": (85.9, 85.0, 84.3, 84.1),
+    "M3 (P = G)": (89.5, 88.9, 89.0, 89.0),
+    "M4 (no stale)": (86.7, 84.1, 83.6, 84.4),
+}
+GAMMA_ORDER = ["γ=0 (M3)", "auto", "γ=0.1", "γ=0.3", "γ=0.6", "γ=1.0"]
+
+
+def _paper(values: tuple[float | None, ...] | None) -> str:
+    return " / ".join("–" if v is None else f"{v:.1f}" for v in (values or (None,) * 4))
+
+
+def table1(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1 analogue: per-run rows (P1 for every label, plus '<label> (P2)' rows for :data:`FRESH_LABELS`) and the
+    mean ± std over seeds beside the paper's FMNIST values."""
+    from pflnb.experiments.tables import mean_std
+
+    parts = [pm_table(runs[k], [k] * len(runs[k])) for k in labels]
+    parts += [pm_table(runs[k], [f"{k} (P2)"] * len(runs[k]), variant="auto") for k in FRESH_LABELS if k in labels]
+    rows = pd.concat(parts, ignore_index=True)
+    summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"])
+    summary["paper L / S / G / GM"] = [_paper(PAPER_TABLE1.get(m.replace(" (P2)", ""))) for m in summary.method]
+    return rows, summary
+
+
+def gamma_table(records: list[dict[str, Any]], order: list[str] = GAMMA_ORDER) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The γ trade-off: the FedPG runs re-personalised under protocol P2 for each γ of ``order`` (rows, and the mean ±
+    std over seeds with numeric ``<metric>_mean`` columns in %, indexed by γ) beside the paper's γ rows."""
+    from pflnb.experiments.tables import mean_std
+
+    rows = pd.concat([pm_table(records, [v] * len(records), variant=v) for v in order], ignore_index=True)
+    g = rows.groupby("method", sort=False)
+    summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"]).set_index("method").loc[order]
+    for m in ("L", "S", "G", "GM"):
+        summary[m + "_mean"] = 100 * g[m].mean().loc[order]
+    summary["paper L / S / G / GM"] = [_paper(PAPER_TABLE1.get("FedPG" if v == "auto" else v)) for v in order]
+    return rows, summary
+
+
+def ablation_table(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2 analogue: FedPG and the ablation runs under protocol P1, and M3 (γ_i = 0) with FedPG's P2 row (M3 is a
+    P2 re-personalisation of the FedPG runs); mean ± std over seeds beside the paper's Pat-2 values."""
+    from pflnb.experiments.tables import mean_std
+
+    parts = [pm_table(runs[k], [k] * len(runs[k])) for k in ["FedPG", *labels]]
+    parts += [
+        pm_table(runs["FedPG"], ["FedPG (P2)"] * len(runs["FedPG"]), variant="auto"),
+        pm_table(runs["FedPG"], ["M3 (P = G) (P2)"] * len(runs["FedPG"]), variant="γ=0 (M3)"),
+    ]
+    rows = pd.concat(parts, ignore_index=True)
+    summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"])
+    summary["paper (Pat-2) L / S / G / GM"] = [_paper(PAPER_TABLE2.get(m.replace(" (P2)", ""))) for m in summary.method]
+    return rows, summary
+
+
+def fig4_table(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 4 analogue: the long table of mean S-acc(c) per run (P1; FedPG also under P2) and the seed-mean S-acc per
+    method and c (in %) with the L → G drop in points."""
+    curves = pd.concat(
+        [s_curve_table(runs[k], [k] * len(runs[k])) for k in labels]
+        + [s_curve_table(runs["FedPG"], ["FedPG (P2)"] * len(runs["FedPG"]), variant="auto")],
+        ignore_index=True,
+    )
+    wide = 100 * curves.groupby(["method", "c"], sort=False).s_acc.mean().unstack()
+    wide["drop L→G (points)"] = wide[0.0] - wide[100.0]
+    return curves, wide.round(1)
+
+
+def internals_summary(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Per-round internals averaged over seeds for each label, and one row per label: the fraction of online clients
+    whose loss rose, the mean automatic γ_i, stale columns and σ, and the largest logged ĝ_i·d and Eq. 8 residual."""
+    tabs = {k: pd.concat([internals_table(r) for r in runs[k]]).groupby("round").mean().reset_index() for k in labels}
+    rows = {}
+    for k in labels:
+        t = tabs[k]
+        ints = [e["internals"] for r in runs[k] for e in r["rounds"]]
+        dots = [i["max_online_dot"] for i in ints if i.get("max_online_dot") is not None]
+        eq8 = [i["max_eq8"] for i in ints if i.get("max_eq8") is not None]
+        rows[k] = {
+            "loss rose (fraction of online clients)": t.loss_rose_frac.mean(),
+            "mean auto γ_i": t.gamma_mean.mean(),
+            "mean stale columns": t.n_stale.mean(),
+            "mean σ": t.sigma.mean(),
+            "max ĝ_i·d": max(dots) if dots else np.nan,
+            "max Eq. 8 residual (ĝ_j·d_i/μ²)": max(eq8) if eq8 else np.nan,
+        }
+    return tabs, pd.DataFrame(rows).T
+
+
+def gamma_values(records: list[dict[str, Any]]) -> np.ndarray:
+    """Every automatic γ_i logged during training (all rounds, online clients and runs)."""
+    return np.concatenate([np.asarray(e["internals"].get("gamma_auto", []), dtype=float) for r in records for e in r["rounds"]])
+
+
+def run_fig5(configs: dict[str, list[ExperimentConfig]], progress: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """All Fig. 5 runs (label -> configs, :func:`fig5_configs`) through one :func:`run_s_acc` call: label -> records."""
+    flat = [c for cfgs in configs.values() for c in cfgs]
+    records = iter(run_s_acc(flat, progress=progress))
+    return {label: [next(records) for _ in cfgs] for label, cfgs in configs.items()}
