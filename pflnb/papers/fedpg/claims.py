@@ -114,13 +114,20 @@ def _theory_claims(runs: Mapping[str, list[dict[str, Any]]], th: TheoryResults, 
         if eq8_vals
         else not_testable("no round with two online clients and a step")
     )
+    run_seeds = sorted({int(r["config"]["seed"]) for k in QP_LABELS for r in runs.get(k, [])})
     out = [
-        Claim("FedPG's d is a common descent direction (g_i·d < 0 ∀ online i, ∇F·d < 0; Eq. 6)", "proved (KKT)", eq6),
+        Claim(
+            "FedPG's d is a common descent direction (g_i·d < 0 ∀ online i, ∇F·d < 0; Eq. 6)",
+            "proved (KKT)",
+            eq6,
+            seeds=run_seeds,
+        ),
         Claim(
             "Direction drift keeps each P-model non-conflicting with the other online clients (g_j·d_i ≤ 0, Eq. 8)",
             "by construction of γ_i",
             eq8,
-            "automatic γ_i; user γ rows may violate it by design",
+            "automatic γ_i, every round of the FedPG, S-FedPG, M2 and M4 runs; user γ may violate it by design",
+            run_seeds,
         ),
     ]
     if small:
