@@ -157,3 +157,19 @@ def test_s_acc_rounds_plot_panels():
     assert styles == {"FedPG": "-", "S-FedPG": "-", "Ditto": "--"}
     assert len(b.get_lines()) == 4  # 2 methods × 2 seeds
     assert np.allclose(a.get_lines()[0].get_ydata(), [10.5, 20.5, 30.5])  # mean over seeds, in %
+
+
+def test_run_methods_with_workers_equals_serial(tmp_path, monkeypatch):
+    from pflnb.papers.fedpg.experiments import fedpg_config, method_configs, run_methods
+
+    _need_fmnist()
+    base = fedpg_config("smoke", rounds=2, eval_every=2)
+    configs = method_configs(base, ["FedPG", "M2 (no F)"], [0], 0.1)
+    out = {}
+    for workers in (1, 2):
+        monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path / f"w{workers}"))
+        out[workers] = run_methods(configs, workers=workers)
+    for label in configs:
+        a, b = out[1][label][0], out[2][label][0]
+        assert a["pm"] == b["pm"] and a["summary"] == b["summary"]
+    assert "pm_fresh" in out[2]["FedPG"][0] and "pm_fresh" not in out[2]["M2 (no F)"][0]

@@ -32,7 +32,7 @@ from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.data.federated import Split
 from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.experiments.run import cache_path, default_workers, results_root, run, run_many
+from pflnb.experiments.run import cache_path, default_workers, results_root, run, run_many, thread_limits
 from pflnb.experiments.tables import curve_table
 from pflnb.fl.engine import Context
 from pflnb.fl.training import train_epochs
@@ -181,8 +181,12 @@ def _pm_path(cfg: ExperimentConfig, fresh: bool) -> Any:
     return cache_path(cfg).with_name(f"pm-{cfg.method}-{cfg.key()}{'-fresh' if fresh else ''}.json")
 
 
-def _init_pm_worker(threads: int) -> None:
-    torch.set_num_threads(threads)
+def _init_pm_worker() -> None:
+    """Workers start with one torch and one BLAS thread (each run then applies its config's ``threads``)."""
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
 
 
 def _run_pm_quiet(cfg: ExperimentConfig, fresh: bool) -> dict[str, Any]:
@@ -193,8 +197,9 @@ def run_methods(
     configs: dict[str, list[ExperimentConfig]], progress: bool = False, workers: int | None = None
 ) -> dict[str, list[dict[str, Any]]]:
     """:func:`run_pm` for every config (cached), label -> records; the runs of :data:`FRESH_LABELS` also get their
-    protocol-P2 scores. Uncached runs go to ``workers`` spawned processes (default ``$PFLNB_WORKERS``), each with this
-    process's torch thread count; every run is seeded from its own config, so the records equal a serial run's."""
+    protocol-P2 scores. Uncached runs go to ``workers`` spawned processes (default ``$PFLNB_WORKERS``); every run and
+    its scoring execute with the config's ``threads`` and are seeded from the config, so the records equal a serial
+    run's."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -207,9 +212,7 @@ def run_methods(
     bar = tqdm(total=len(jobs), desc=f"runs ({workers} workers)", disable=not progress)
     if workers > 1 and len(todo) > 1:
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            min(workers, len(todo)), mp_context=ctx, initializer=_init_pm_worker, initargs=(torch.get_num_threads(),)
-        ) as pool:
+        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx, initializer=_init_pm_worker) as pool:
             futures = [(j, pool.submit(_run_pm_quiet, j[2], j[3])) for j in todo]
             for (label, i, _, _), fut in futures:
                 out[label][i] = fut.result()
@@ -393,9 +396,10 @@ def run_pm(cfg: ExperimentConfig, progress: bool = False, cs: tuple[float, ...] 
         return record
     record = run(cfg, progress=progress, keep_final=True)
     final = record.pop("final")
-    scores = {"pm": final_pm_scores(cfg, final, cs)}
-    if fresh:
-        scores["pm_fresh"] = fresh_pm_scores(cfg, final, cs=cs)
+    with thread_limits(cfg.threads):
+        scores = {"pm": final_pm_scores(cfg, final, cs)}
+        if fresh:
+            scores["pm_fresh"] = fresh_pm_scores(cfg, final, cs=cs)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w") as f:
