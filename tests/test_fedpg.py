@@ -9,11 +9,11 @@ from scipy.optimize import linprog, minimize, nnls
 from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.fedpg import loss_and_gradient
 from pflnb.data.federated import Split
-from pflnb.experiments.fedpg import fedpg_config, mixing_sample, pm_scores, round_half_up
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl import state as S
 from pflnb.fl.engine import derive_seed
 from pflnb.models import build_model
+from pflnb.papers.fedpg.experiments import fedpg_config, mixing_sample, pm_scores, round_half_up
 from pflnb.theory.mgda import (
     drift_gammas,
     fair_gradient,
@@ -279,7 +279,7 @@ def test_profiles():
 
 
 def test_fig1_baseline_directions_match_the_spec_numbers():
-    from pflnb.theory.fedpg_convex import baseline_directions
+    from pflnb.papers.fedpg.fedpg_convex import baseline_directions
 
     G = np.array([[1, -0.3, 0], [-1, 1, -0.2], [-1, -1, 1.0]])
     dirs = baseline_directions(G, np.array([1.0, 2, 3]))
@@ -289,7 +289,7 @@ def test_fig1_baseline_directions_match_the_spec_numbers():
 
 
 def test_common_descent_probability_fedpg_always_descends():
-    from pflnb.theory.fedpg_convex import common_descent_probability
+    from pflnb.papers.fedpg.fedpg_convex import common_descent_probability
 
     p = common_descent_probability(10, 10, trials=20)
     assert p["FedPG"] + p["FedPG_zero"] == 1.0
@@ -297,7 +297,7 @@ def test_common_descent_probability_fedpg_always_descends():
 
 
 def test_convex_toy_descent_lemma_and_fairness():
-    from pflnb.theory.fedpg_convex import digits_toy, fairness_summary, run_convex
+    from pflnb.papers.fedpg.fedpg_convex import digits_toy, fairness_summary, run_convex
 
     toy = digits_toy(num_clients=5, alpha=0.5)
     r = run_convex(toy, "fedpg", rounds=40)

@@ -12,7 +12,9 @@ from conftest import make_toy_data
 
 from pflnb.algorithms import make_algorithm
 from pflnb.data import DataUnavailable, build_federated, load_source
-from pflnb.experiments.fedpg import (
+from pflnb.fl import OptimConfig, RunSettings, run_simulation
+from pflnb.models import build_model
+from pflnb.papers.fedpg.experiments import (
     FEDPG_LR,
     FIG5_LR_FACTOR,
     FIG5_METHODS,
@@ -25,9 +27,7 @@ from pflnb.experiments.fedpg import (
     s_acc_rounds_table,
     s_acc_test_splits,
 )
-from pflnb.fl import OptimConfig, RunSettings, run_simulation
-from pflnb.models import build_model
-from pflnb.plots_fedpg import s_acc_rounds
+from pflnb.papers.fedpg.plots import s_acc_rounds
 
 
 def _need_fmnist():
@@ -157,3 +157,19 @@ def test_s_acc_rounds_plot_panels():
     assert styles == {"FedPG": "-", "S-FedPG": "-", "Ditto": "--"}
     assert len(b.get_lines()) == 4  # 2 methods × 2 seeds
     assert np.allclose(a.get_lines()[0].get_ydata(), [10.5, 20.5, 30.5])  # mean over seeds, in %
+
+
+def test_run_methods_with_workers_equals_serial(tmp_path, monkeypatch):
+    from pflnb.papers.fedpg.experiments import fedpg_config, method_configs, run_methods
+
+    _need_fmnist()
+    base = fedpg_config("smoke", rounds=2, eval_every=2)
+    configs = method_configs(base, ["FedPG", "M2 (no F)"], [0], 0.1)
+    out = {}
+    for workers in (1, 2):
+        monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path / f"w{workers}"))
+        out[workers] = run_methods(configs, workers=workers)
+    for label in configs:
+        a, b = out[1][label][0], out[2][label][0]
+        assert a["pm"] == b["pm"] and a["summary"] == b["summary"]
+    assert "pm_fresh" in out[2]["FedPG"][0] and "pm_fresh" not in out[2]["M2 (no F)"][0]

@@ -42,7 +42,8 @@ class FedPGParams:
       (``max``: max(γ_i, γ), the reading of "clients can set a larger γ"; ``override``: γ).
     - ablations: ``direction='fedsgd'`` (M1, d = d_r), ``fair=False`` (M2), ``personalize=False`` (M3, γ_i = 0),
       ``stale=False`` (M4, no stale gradients of absent clients).
-    - ``fair_from``: ∇F from raw or normalised gradients (A1); ``drift_grad``: the drift uses ĝ_i or raw g_i (A5);
+    - ``fair_from``: ∇F from raw or normalised gradients (A1); ``drift_grad``: the drift, and the γ_i computed for
+      it, uses ĝ_i or raw g_i (A5);
       ``fair_angle_deg``: FedMDFG's optional fairness gate (None: F always included).
     - ``grad_batch``: minibatch size of the gradient accumulation (B = 50); ``zero_grad``: ε_0 of dropped clients.
     - S-FedPG: ``line_search``, ``s`` (start at 2^s η), ``beta`` (Armijo constant), ``armijo`` (``paper``: clients
@@ -217,12 +218,17 @@ class FedPG(Algorithm):
         else:
             eta = eta_base if D.d_norm > 0 else 0.0
         new_model = self._with_flat(ctx, model, w0 + eta * d) if eta > 0 else S.clone(model)
-        # personalization: γ_i from the normalised gradients of the online clients
+        # personalization: γ_i (Eq. 8) for the drift vector the client uses, ĝ_i or raw g_i (A5); constraints ĝ_j·d_i ≤ 0
         scales = D.scales[:k]
-        gram_hat = G[:k, :k] * np.outer(scales, scales)
+        drift_scale = scales if p.drift_grad == "normalized" else np.ones(k)
+        cross = G[:k, :k] * np.outer(scales, drift_scale)  # [j, i] = ĝ_j·v_i
         a = dots[:k] * scales
-        auto = drift_gammas(gram_hat, a) if p.personalize else np.zeros(k)
+        auto = drift_gammas(cross, a) if p.personalize else np.zeros(k)
         gammas = personalization_gammas(auto, p.gamma, p.gamma_rule) if p.personalize else auto
+        # Eq. 8 residual: max over i and online j ≠ i of ĝ_j·d_i / μ² (≤ 0 up to rounding for the automatic γ_i)
+        eq8 = a[:, None] + gammas[None, :] * (-cross - a[:, None])
+        np.fill_diagonal(eq8, -np.inf)
+        max_eq8 = float(eq8.max() / D.mu**2) if k > 1 and eta > 0 else None
         info.update(
             eta=eta,
             d=d,
@@ -244,6 +250,7 @@ class FedPG(Algorithm):
             "gamma_auto": auto.tolist(),
             "gamma": gammas.tolist(),
             "max_online_dot": float((dots[:k] * scales).max()),
+            "max_eq8": max_eq8,
             **ls,
         }
         if p.track_losses and eta > 0:

@@ -33,31 +33,44 @@ def project_capped_simplex(y: np.ndarray, lower: float = 0.0, upper: float = 1.0
 
 
 def _affine_minimizer(G: np.ndarray, S: list[int]) -> np.ndarray:
-    """Weights α (Σα = 1) of the min-norm point of the affine hull of the points S (Gram form)."""
+    """Weights α (Σα = 1) of the min-norm point of the affine hull of the points S (Gram form).
+
+    Solved in the points' own scale: with β_j = ‖p_j‖α_j the KKT system holds the unit-diagonal Gram matrix, so
+    points of very different norms keep their relative accuracy.
+    """
     s = len(S)
+    Gs = G[np.ix_(S, S)]
+    nr = np.sqrt(np.maximum(np.diag(Gs), 1e-300))
+    c = 1.0 / nr
+    cmax = float(c.max())
     A = np.zeros((s + 1, s + 1))
-    A[:s, :s] = G[np.ix_(S, S)]
-    A[:s, s] = 1.0
-    A[s, :s] = 1.0
+    A[:s, :s] = Gs / np.outer(nr, nr)
+    A[:s, s] = c / cmax
+    A[s, :s] = c / cmax
     rhs = np.zeros(s + 1)
-    rhs[s] = 1.0
-    sol = np.linalg.lstsq(A, rhs, rcond=None)[0]
-    alpha = sol[:s]
+    rhs[s] = 1.0 / cmax
+    alpha = np.linalg.lstsq(A, rhs, rcond=None)[0][:s] / nr
     return alpha / alpha.sum() if abs(alpha.sum()) > 1e-300 else np.full(s, 1.0 / s)
 
 
 def wolfe_min_norm(gram: np.ndarray, tol: float = 1e-12, max_iter: int | None = None) -> np.ndarray:
     """Weights λ ∈ Δ_K of the minimum-norm point of conv{p_1..p_K} (Wolfe 1976), from the Gram matrix pᵢ·pⱼ.
 
-    Exact up to rounding: stops when x·p_k ≥ ‖x‖² − tol·max_k‖p_k‖² for every vertex k (x = Σλ_k p_k), which is
-    the optimality (KKT) condition of min ½‖Σλ_k p_k‖² over the simplex.
+    Exact up to rounding: stops when x·p_k ≥ ‖x‖² − ε_k for every vertex k (x = Σλ_j p_j), the optimality (KKT)
+    condition of min ½‖Σλ_j p_j‖² over the simplex. The slack is scale-aware, relative to the size of the quantities
+    compared rather than to the largest point: ε_k = ‖p_k‖·(tol·‖x‖ + 8K·u·Σ_j λ_j‖p_j‖), the relative tolerance
+    ``tol`` on p_k·x plus the rounding bound of the Gram-form products (u: machine epsilon). Points of very
+    different norms (2000 next to 1e-3) are then resolved at their own scale.
     """
     G = np.asarray(gram, dtype=np.float64)
     G = 0.5 * (G + G.T)
     K = G.shape[0]
     if K == 0:
         raise ValueError("wolfe_min_norm needs at least one point")
-    scale = max(float(np.max(np.diag(G))), 1e-300)
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    norms = np.sqrt(np.maximum(np.diag(G), 0.0))
+    rounding = 8.0 * K * np.finfo(np.float64).eps
     max_iter = max_iter or 50 * K + 100
     S = [int(np.argmin(np.diag(G)))]
     w = np.array([1.0])
@@ -66,8 +79,9 @@ def wolfe_min_norm(gram: np.ndarray, tol: float = 1e-12, max_iter: int | None = 
         lam[S] = w
         Gl = G @ lam
         xx = float(lam @ Gl)
+        slack = norms * (tol * math.sqrt(max(xx, 0.0)) + rounding * float(lam @ norms))
         k = int(np.argmin(Gl))
-        if Gl[k] >= xx - tol * scale or k in S:
+        if np.all(Gl >= xx - slack) or k in S:
             break
         S.append(k)
         w = np.append(w, 0.0)
@@ -195,6 +209,10 @@ def fair_gradient(gradients: np.ndarray, losses: np.ndarray) -> np.ndarray:
 
 DIRECTIONS = ("mgda", "fedsgd")
 FAIR_FROM = ("raw", "normalized")
+# ‖d_min‖ ≤ STATIONARY_RTOL·μ counts as d_min = 0 (Pareto stationary). The Gram form computes ‖d_min‖² = λᵀQλ with an
+# absolute rounding error of order u·μ² (u = 2.2e-16) and resolves λ to about √u, so a smaller ‖d_min‖ is rounding
+# noise: rescaled by σ = ‖d_r‖/‖d_min‖ it would become a full step in an arbitrary (possibly ascending) direction.
+STATIONARY_RTOL = 1e-6
 
 
 @dataclass
@@ -231,8 +249,8 @@ def fedpg_direction(
     The basis is the ``n_online`` online client gradients followed by the stale gradients of recent absent
     clients. Columns of Q: every basis vector rescaled to the online mean norm μ, plus ∇F̂ = ∇F·μ/‖∇F‖ when
     ``fair`` (omitted when all online losses are equal or ∇F ≈ 0). d_min = −Qλ* with λ* the exact min-norm
-    weights; d = σ d_min with σ = ‖d_r‖/‖d_min‖, d_r = −mean_i ĝ_i. ``direction='fedsgd'`` (ablation M1)
-    returns d = d_r.
+    weights; d = σ d_min with σ = ‖d_r‖/‖d_min‖, d_r = −mean_i ĝ_i, and d = 0 (stationary) when ‖d_min‖ is below
+    the Gram form's resolution, :data:`STATIONARY_RTOL`·μ. ``direction='fedsgd'`` (ablation M1) returns d = d_r.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -270,7 +288,7 @@ def fedpg_direction(
     coef_min = -(lam @ C)
     d_min_norm = math.sqrt(max(float(coef_min @ Graw @ coef_min), 0.0))
     dr_norm = math.sqrt(max(float(coef_r @ Graw @ coef_r), 0.0))
-    if d_min_norm <= 1e-12 * mu:
+    if d_min_norm <= STATIONARY_RTOL * mu:  # below the Gram-form resolution: Pareto stationary, no step
         coef, sigma = np.zeros(B), 1.0
     else:
         sigma = dr_norm / d_min_norm
@@ -280,10 +298,12 @@ def fedpg_direction(
 
 
 def drift_gammas(gram_hat: np.ndarray, a: np.ndarray, tol: float = 0.0) -> np.ndarray:
-    """Closed-form γ_i (FedPG Eq. 8): the largest γ ∈ [0, 1] with ĝ_j·d_i(γ) ≤ 0 for every j ≠ i, where
-    d_i(γ) = d + γ(−ĝ_i − d), ``gram_hat[j, i]`` = ĝ_j·ĝ_i and ``a[j]`` = ĝ_j·d; 0 when no γ is feasible.
+    """Closed-form γ_i (FedPG Eq. 8): the largest γ ∈ [0, 1] with u_j·d_i(γ) ≤ 0 for every j ≠ i, where
+    d_i(γ) = d + γ(−v_i − d) drifts along client i's vector v_i (ĝ_i or raw g_i), ``gram_hat[j, i]`` = u_j·v_i for
+    the constraint vectors u_j (client j's gradient, at any positive scale) and ``a[j]`` = u_j·d; 0 when no γ is
+    feasible. With v = u = ĝ, ``gram_hat`` is the Gram matrix of the normalised gradients.
 
-    Each constraint is affine in γ: a_j + γ b_j ≤ 0 with b_j = −ĝ_j·ĝ_i − a_j. ``tol`` lets a constraint hold
+    Each constraint is affine in γ: a_j + γ b_j ≤ 0 with b_j = −u_j·v_i − a_j. ``tol`` lets a constraint hold
     within ``tol`` (absolute) to absorb rounding.
     """
     Gh = np.asarray(gram_hat, dtype=np.float64)

@@ -5,8 +5,10 @@ method's direction is a common descent direction."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from pflnb.data.partition import dirichlet
 from pflnb.theory.mgda import fair_objective, fedpg_direction, min_norm_direction, wolfe_min_norm
@@ -119,3 +121,59 @@ def fairness_summary(losses: np.ndarray) -> dict[str, float]:
     """Spread (max − min), std, cos(L, 1) and mean of a final loss vector."""
     L = np.asarray(losses, dtype=np.float64)
     return {"spread": float(L.max() - L.min()), "std": float(L.std()), "cos": -fair_objective(L), "mean": float(L.mean())}
+
+
+# ------------------------------------------------------------------------------------------- notebook studies
+
+DESCENT_CELLS = ((3, 3), (10, 10), (10, 100), (30, 100), (50, 1000))
+
+
+def descent_study(trials: int, cells: tuple[tuple[int, int], ...] = DESCENT_CELLS, seed: int = 0) -> tuple[pd.DataFrame, bool]:
+    """Theory 2: the probability of common descent per (m, D) cell and method (long table), and whether FedPG's d
+    descended every client on every instance where d ≠ 0 (P(FedPG) + P(d = 0) = 1 in every cell)."""
+    rows, ok = [], True
+    for m, dim in cells:
+        p = common_descent_probability(m, dim, trials=trials, seed=seed)
+        ok &= abs(p["FedPG"] + p["FedPG_zero"] - 1.0) < 1e-12
+        rows += [{"cell": f"({m}, {dim})", "method": k, "probability": v} for k, v in p.items() if k != "FedPG_zero"]
+    return pd.DataFrame(rows), bool(ok)
+
+
+def gamma_by_bisection(ghat: np.ndarray, d: np.ndarray, i: int, iters: int = 60) -> float:
+    """Largest γ ∈ [0, 1] with ĝ_j·(d + γ(−ĝ_i − d)) ≤ 0 for every j ≠ i, by bisection (a check of Eq. 8's closed form)."""
+
+    def feasible(g: float) -> bool:
+        return bool(np.delete(ghat @ (d + g * (-ghat[i] - d)), i).max() <= 0)
+
+    if feasible(1.0):
+        return 1.0
+    lo, hi = 0.0, 1.0
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if feasible(mid) else (lo, mid)
+    return lo
+
+
+def convex_study(rounds: int, num_clients: int = 10, alpha: float = 0.1, seed: int = 0) -> dict[str, Any]:
+    """Theory 4 on the digits toy: FedPG under bound (10), M2 (no F) and FedSGD at η = 1. Returns the runs, a fairness
+    table (final loss spread, std, cos(L, 1), mean, and client-rounds with a loss increase), ‖d_min‖, T·min‖d‖² and
+    its ratio at T over T/10."""
+    toy = digits_toy(num_clients=num_clients, alpha=alpha, seed=seed)
+    runs = {
+        "FedPG": run_convex(toy, "fedpg", rounds),
+        "M2 (no F)": run_convex(toy, "mgda", rounds),
+        "FedSGD (η=1)": run_convex(toy, "fedsgd", rounds, lr=1.0),
+    }
+    rises = {k: int((np.diff(r["losses"], axis=0) > 1e-12).sum()) for k, r in runs.items()}
+    fair = pd.DataFrame({k: fairness_summary(r["losses"][-1]) for k, r in runs.items()}).T
+    fair["client-rounds with a loss increase"] = pd.Series(rises)
+    dmin = runs["FedPG"]["d_min"]
+    tmin = np.arange(1, dmin.size + 1) * np.minimum.accumulate(dmin**2)
+    return {
+        "runs": runs,
+        "fair": fair,
+        "rises": rises,
+        "d_min": dmin,
+        "tmin": tmin,
+        "tmin_ratio": float(tmin[-1] / tmin[dmin.size // 10]),
+    }

@@ -204,3 +204,17 @@ def s_acc_rounds(
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def gamma_tradeoff(summary: pd.DataFrame, title: str = "FedPG: personalization strength γ (protocol P2)") -> plt.Figure:
+    """L-, S- and G-acc of the P-models and GM against the user γ (``summary``: :func:`gamma_table`'s, in %)."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    order = list(summary.index)
+    for metric in ("L", "S", "G"):
+        ax.plot(order, summary[metric + "_mean"], marker="o", label=f"{metric}-acc (PM)")
+    ax.plot(order, summary["GM_mean"], "k--", label="GM")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(title)
+    ax.legend()
+    return fig

@@ -25,13 +25,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+from tqdm.auto import tqdm
 
 from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.data.federated import Split
 from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.experiments.run import cache_path, results_root, run, run_many
+from pflnb.experiments.run import cache_path, default_workers, results_root, run, run_many, thread_limits
 from pflnb.experiments.tables import curve_table
 from pflnb.fl.engine import Context
 from pflnb.fl.training import train_epochs
@@ -97,6 +98,131 @@ _TABLE: dict[str, dict[str, dict[str, Any]]] = {
     },
 }
 FEDPG_LR = {"smoke": 0.1, "cpu": 0.1, "paper": 0.1}
+
+# Seeds per profile: every run of the Table 1, γ and ablation rows uses the same seeds, so claims pair runs by seed.
+SEEDS = {"smoke": [0], "cpu": [0, 1, 2], "paper": [0, 1, 2, 3, 4]}
+# Sizes of the theory sections: random instances per (m, D) cell (Theory 2), rounds of the convex toy (Theory 4).
+_THEORY = {
+    "smoke": dict(trials=10, rounds_convex=30),
+    "cpu": dict(trials=100, rounds_convex=300),
+    "paper": dict(trials=200, rounds_convex=2000),
+}
+
+# label -> (registry method, parameters): the Table 1 rows (core and optional baselines) and the ablations of Table 2
+# that need their own runs. FedPG's user-γ rows and M3 (γ_i = 0) change only the P-models, not the G-model, so they are
+# protocol-P2 re-personalisations of the FedPG runs (:data:`FRESH_VARIANTS`), not runs of their own.
+CORE: dict[str, tuple[str, dict[str, Any]]] = {
+    "Local": ("local", {}),
+    "FedAvg-FT": ("fedavg-ft", {"ft_epochs": 1}),
+    "Ditto": ("ditto", {}),
+    "FedRep": ("fedrep", {}),
+    "FedMGDA+": ("fedmgda+", {}),
+    "FedPG": ("fedpg", {}),
+    "S-FedPG": ("s-fedpg", {}),
+}
+OPTIONAL: dict[str, tuple[str, dict[str, Any]]] = {"FedProx": ("fedprox", {}), "APFL": ("apfl", {}), "pFedMe": ("pfedme", {})}
+ABLATIONS: dict[str, tuple[str, dict[str, Any]]] = {
+    "M1 (d = d_r)": ("fedpg", {"direction": "fedsgd"}),
+    "M2 (no F)": ("fedpg", {"fair": False}),
+    "M4 (no stale)": ("fedpg", {"stale": False}),
+}
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {**CORE, **OPTIONAL, **ABLATIONS}
+# optional baselines run per profile: at cpu only FedProx (the paper's best baseline in G-acc), for the budget
+OPTIONAL_AT = {"smoke": ["FedProx"], "cpu": ["FedProx"], "paper": list(OPTIONAL)}
+FEDPG_METHODS = ("fedpg", "s-fedpg")
+PFEDME_INNER = {"smoke": 2, "cpu": 2, "paper": 5}  # pFedMe's inner steps (the paper's 5 only at the paper profile)
+BASELINES = [k for k, (m, _) in {**CORE, **OPTIONAL}.items() if m not in FEDPG_METHODS]
+
+
+def seeds(profile: str) -> list[int]:
+    """The seeds of every FedPG notebook run at ``profile`` (smoke: 1; cpu: 3; paper: 5, the paper's count)."""
+    if profile not in SEEDS:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(SEEDS)}")
+    return list(SEEDS[profile])
+
+
+def settings(profile: str, dataset: str = "fmnist") -> dict[str, Any]:
+    """Sizes of the FedPG notebook at ``profile``: the Table 1 config overrides, the Fig. 5 settings, FedPG's
+    learning rate, the theory sizes and the optional baselines' parameters."""
+    if profile not in _TABLE:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(_TABLE)}")
+    if dataset not in _TABLE[profile]:
+        raise ValueError(f"profile {profile!r} has no FedPG settings for {dataset!r}; it has {sorted(_TABLE[profile])}")
+    return {
+        "table1": dict(_TABLE[profile][dataset]),
+        "fig5": dict(FIG5_SETTINGS[profile]),
+        "fedpg_lr": FEDPG_LR[profile],
+        **_THEORY[profile],
+        "pfedme_inner_steps": PFEDME_INNER[profile],
+        "table1_labels": list(CORE) + OPTIONAL_AT[profile],
+        "ablation_labels": list(ABLATIONS),
+    }
+
+
+def method_configs(
+    base: ExperimentConfig, labels: list[str], seed_list: list[int], lr_pg: float
+) -> dict[str, list[ExperimentConfig]]:
+    """Configs per label of :data:`METHODS`, one per seed: FedPG-family methods at ``lr_pg``, baselines at ``base.lr``;
+    pFedMe with the profile's inner steps (2 below the paper profile)."""
+    inner = PFEDME_INNER[base.profile]
+    out = {}
+    for label in labels:
+        method, params = METHODS[label]
+        params = {**params, "inner_steps": inner} if method == "pfedme" else dict(params)
+        lr = lr_pg if method in FEDPG_METHODS else base.lr
+        out[label] = [base.replace(method=method, method_params=params, seed=s, lr=lr) for s in seed_list]
+    return out
+
+
+FRESH_LABELS = ("FedPG", "S-FedPG")  # the runs also scored under protocol P2 (extra row, γ sweep)
+
+
+def _pm_path(cfg: ExperimentConfig, fresh: bool) -> Any:
+    return cache_path(cfg).with_name(f"pm-{cfg.method}-{cfg.key()}{'-fresh' if fresh else ''}.json")
+
+
+def _init_pm_worker() -> None:
+    """Workers start with one torch and one BLAS thread (each run then applies its config's ``threads``)."""
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
+
+
+def _run_pm_quiet(cfg: ExperimentConfig, fresh: bool) -> dict[str, Any]:
+    return run_pm(cfg, progress=False, fresh=fresh)
+
+
+def run_methods(
+    configs: dict[str, list[ExperimentConfig]], progress: bool = False, workers: int | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """:func:`run_pm` for every config (cached), label -> records; the runs of :data:`FRESH_LABELS` also get their
+    protocol-P2 scores. Uncached runs go to ``workers`` spawned processes (default ``$PFLNB_WORKERS``); every run and
+    its scoring execute with the config's ``threads`` and are seeded from the config, so the records equal a serial
+    run's."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(label, i, c, label in FRESH_LABELS) for label, cfgs in configs.items() for i, c in enumerate(cfgs)]
+    for _, _, c, _ in jobs:
+        c.validate()
+    workers = default_workers() if workers is None else workers
+    todo = [j for j in jobs if not (_pm_path(j[2], j[3]).exists() and cache_path(j[2]).exists())]
+    out: dict[str, list[Any]] = {label: [None] * len(cfgs) for label, cfgs in configs.items()}
+    bar = tqdm(total=len(jobs), desc=f"runs ({workers} workers)", disable=not progress)
+    if workers > 1 and len(todo) > 1:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx, initializer=_init_pm_worker) as pool:
+            futures = [(j, pool.submit(_run_pm_quiet, j[2], j[3])) for j in todo]
+            for (label, i, _, _), fut in futures:
+                out[label][i] = fut.result()
+                bar.update()
+    for label, i, c, fresh in jobs:  # cached (or just computed) runs, loaded in input order
+        if out[label][i] is None:
+            out[label][i] = run_pm(c, progress=False, fresh=fresh)
+            bar.update()
+    bar.close()
+    return out
 
 
 def fedpg_config(profile: str, dataset: str = "fmnist", **overrides: Any) -> ExperimentConfig:
@@ -259,7 +385,7 @@ def fresh_pm_scores(
 def run_pm(cfg: ExperimentConfig, progress: bool = False, cs: tuple[float, ...] = FIG4_CS, fresh: bool = False) -> dict[str, Any]:
     """Run ``cfg`` (cached) and its P-model metrics (cached beside the record): the record with ``pm`` added
     (protocol P1: stored P-models) and, with ``fresh`` (FedPG methods), ``pm_fresh`` (protocol P2 variants)."""
-    path = cache_path(cfg).with_name(f"pm-{cfg.method}-{cfg.key()}{'-fresh' if fresh else ''}.json")
+    path = _pm_path(cfg, fresh)
     if path.exists():
         record = run(cfg, progress=progress)
         with open(path) as f:
@@ -270,9 +396,10 @@ def run_pm(cfg: ExperimentConfig, progress: bool = False, cs: tuple[float, ...] 
         return record
     record = run(cfg, progress=progress, keep_final=True)
     final = record.pop("final")
-    scores = {"pm": final_pm_scores(cfg, final, cs)}
-    if fresh:
-        scores["pm_fresh"] = fresh_pm_scores(cfg, final, cs=cs)
+    with thread_limits(cfg.threads):
+        scores = {"pm": final_pm_scores(cfg, final, cs)}
+        if fresh:
+            scores["pm_fresh"] = fresh_pm_scores(cfg, final, cs=cs)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w") as f:
@@ -418,3 +545,124 @@ def curve_stats(curves: pd.DataFrame, early: int) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------ notebook tables
+
+# The paper's FMNIST values (Table 1, Dir(0.1)) and Table 2 (Pat-2): L-acc, S-acc, G-acc, GM acc in %.
+PAPER_TABLE1: dict[str, tuple[float | None, ...]] = {
+    "Local": (94.7, 30.0, 29.5, None),
+    "FedAvg-FT": (97.4, 76.0, 76.1, 87.6),
+    "FedProx": (93.9, 76.3, 77.9, 83.8),
+    "APFL": (97.5, 75.8, 75.9, 86.6),
+    "pFedMe": (93.8, 76.2, 77.3, 81.0),
+    "Ditto": (96.4, 65.0, 65.9, 84.2),
+    "FedRep": (96.8, 72.0, 72.5, 84.1),
+    "FedMGDA+": (96.1, 62.1, 62.8, 83.2),
+    "FedPG": (88.9, 87.9, 89.5, 88.5),
+    "S-FedPG": (88.7, 88.3, 89.7, 88.5),
+    "γ=0.3": (94.9, 85.2, 86.6, 88.5),
+    "γ=0.6": (95.2, 84.1, 84.9, 88.5),
+    "γ=1.0": (95.3, 83.9, 84.8, 88.5),
+}
+PAPER_TABLE2: dict[str, tuple[float, ...]] = {
+    "FedPG": (89.7, 89.0, 89.0, 89.0),
+    "M1 (d = d_r)": (82.0, 78.4, 77.7, 77.8),
+    "M2 (no F)": (85.9, 85.0, 84.3, 84.1),
+    "M3 (P = G)": (89.5, 88.9, 89.0, 89.0),
+    "M4 (no stale)": (86.7, 84.1, 83.6, 84.4),
+}
+GAMMA_ORDER = ["γ=0 (M3)", "auto", "γ=0.1", "γ=0.3", "γ=0.6", "γ=1.0"]
+
+
+def _paper(values: tuple[float | None, ...] | None) -> str:
+    return " / ".join("–" if v is None else f"{v:.1f}" for v in (values or (None,) * 4))
+
+
+def table1(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1 analogue: per-run rows (P1 for every label, plus '<label> (P2)' rows for :data:`FRESH_LABELS`) and the
+    mean ± std over seeds beside the paper's FMNIST values."""
+    from pflnb.experiments.tables import mean_std
+
+    parts = [pm_table(runs[k], [k] * len(runs[k])) for k in labels]
+    parts += [pm_table(runs[k], [f"{k} (P2)"] * len(runs[k]), variant="auto") for k in FRESH_LABELS if k in labels]
+    rows = pd.concat(parts, ignore_index=True)
+    summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"])
+    summary["paper L / S / G / GM"] = [_paper(PAPER_TABLE1.get(m.replace(" (P2)", ""))) for m in summary.method]
+    return rows, summary
+
+
+def gamma_table(records: list[dict[str, Any]], order: list[str] = GAMMA_ORDER) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The γ trade-off: the FedPG runs re-personalised under protocol P2 for each γ of ``order`` (rows, and the mean ±
+    std over seeds with numeric ``<metric>_mean`` columns in %, indexed by γ) beside the paper's γ rows."""
+    from pflnb.experiments.tables import mean_std
+
+    rows = pd.concat([pm_table(records, [v] * len(records), variant=v) for v in order], ignore_index=True)
+    g = rows.groupby("method", sort=False)
+    summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"]).set_index("method").loc[order]
+    for m in ("L", "S", "G", "GM"):
+        summary[m + "_mean"] = 100 * g[m].mean().loc[order]
+    summary["paper L / S / G / GM"] = [_paper(PAPER_TABLE1.get("FedPG" if v == "auto" else v)) for v in order]
+    return rows, summary
+
+
+def ablation_table(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2 analogue: FedPG and the ablation runs under protocol P1, and M3 (γ_i = 0) with FedPG's P2 row (M3 is a
+    P2 re-personalisation of the FedPG runs); mean ± std over seeds beside the paper's Pat-2 values."""
+    from pflnb.experiments.tables import mean_std
+
+    parts = [pm_table(runs[k], [k] * len(runs[k])) for k in ["FedPG", *labels]]
+    parts += [
+        pm_table(runs["FedPG"], ["FedPG (P2)"] * len(runs["FedPG"]), variant="auto"),
+        pm_table(runs["FedPG"], ["M3 (P = G) (P2)"] * len(runs["FedPG"]), variant="γ=0 (M3)"),
+    ]
+    rows = pd.concat(parts, ignore_index=True)
+    summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"])
+    summary["paper (Pat-2) L / S / G / GM"] = [_paper(PAPER_TABLE2.get(m.replace(" (P2)", ""))) for m in summary.method]
+    return rows, summary
+
+
+def fig4_table(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fig. 4 analogue: the long table of mean S-acc(c) per run (P1; FedPG also under P2) and the seed-mean S-acc per
+    method and c (in %) with the L → G drop in points."""
+    curves = pd.concat(
+        [s_curve_table(runs[k], [k] * len(runs[k])) for k in labels]
+        + [s_curve_table(runs["FedPG"], ["FedPG (P2)"] * len(runs["FedPG"]), variant="auto")],
+        ignore_index=True,
+    )
+    wide = 100 * curves.groupby(["method", "c"], sort=False).s_acc.mean().unstack()
+    wide["drop L→G (points)"] = wide[0.0] - wide[100.0]
+    return curves, wide.round(1)
+
+
+def internals_summary(runs: dict[str, list[dict[str, Any]]], labels: list[str]) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Per-round internals averaged over seeds for each label, and one row per label: the fraction of online clients
+    whose loss rose, the mean automatic γ_i, stale columns and σ, and the largest logged ĝ_i·d and Eq. 8 residual."""
+    tabs = {k: pd.concat([internals_table(r) for r in runs[k]]).groupby("round").mean().reset_index() for k in labels}
+    rows = {}
+    for k in labels:
+        t = tabs[k]
+        ints = [e["internals"] for r in runs[k] for e in r["rounds"]]
+        dots = [i["max_online_dot"] for i in ints if i.get("max_online_dot") is not None]
+        eq8 = [i["max_eq8"] for i in ints if i.get("max_eq8") is not None]
+        rows[k] = {
+            "loss rose (fraction of online clients)": t.loss_rose_frac.mean(),
+            "mean auto γ_i": t.gamma_mean.mean(),
+            "mean stale columns": t.n_stale.mean(),
+            "mean σ": t.sigma.mean(),
+            "max ĝ_i·d": max(dots) if dots else np.nan,
+            "max Eq. 8 residual (ĝ_j·d_i/μ²)": max(eq8) if eq8 else np.nan,
+        }
+    return tabs, pd.DataFrame(rows).T
+
+
+def gamma_values(records: list[dict[str, Any]]) -> np.ndarray:
+    """Every automatic γ_i logged during training (all rounds, online clients and runs)."""
+    return np.concatenate([np.asarray(e["internals"].get("gamma_auto", []), dtype=float) for r in records for e in r["rounds"]])
+
+
+def run_fig5(configs: dict[str, list[ExperimentConfig]], progress: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """All Fig. 5 runs (label -> configs, :func:`fig5_configs`) through one :func:`run_s_acc` call: label -> records."""
+    flat = [c for cfgs in configs.values() for c in cfgs]
+    records = iter(run_s_acc(flat, progress=progress))
+    return {label: [next(records) for _ in cfgs] for label, cfgs in configs.items()}

@@ -1,0 +1,199 @@
+"""FedPG claims on synthetic records with known verdicts (pflnb.papers.fedpg.claims)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pflnb.experiments import claims as C
+from pflnb.papers.fedpg import claims as FC
+
+SEEDS = (0, 1, 2)
+NOISE = (-1.0, 0.0, 1.0)  # per-seed offsets (sample std 1)
+
+
+def scores(L, S, G, GM=None):
+    """P-model scores of 4 clients whose client means are L, S (c = 0.5), G (c = 1) and GM."""
+    pm = {"0.0": [L] * 4, "0.5": [S] * 4, "1.0": [G] * 4}
+    gm = {"0.0": [GM] * 4, "0.5": [GM] * 4, "1.0": [GM] * 4} if GM is not None else None
+    return {"cs": [0.0, 0.5, 1.0], "pm": pm, "gm": gm}
+
+
+def records(L, G, GM, *, sd=0.0, fresh_gap=None, internals=None, seeds=SEEDS):
+    """One record per seed: P1 scores L ± sd, G ± sd (S halfway), GM; optional P2 scores: ``auto`` with
+    G − GM = fresh_gap, ``γ=1.0`` with L 3 points higher and G 2 points lower, ``γ=0 (M3)`` with L 1 point lower."""
+    out = []
+    for s, e in zip(seeds, NOISE):
+        l, g = L + sd * e / 100, G + sd * e / 100
+        r = {"config": {"seed": s}, "pm": scores(l, (l + g) / 2, g, GM), "rounds": [{"internals": dict(internals or {})}]}
+        if fresh_gap is not None:
+            gf = GM + fresh_gap / 100 + 0.001 * e
+            auto = scores(l, gf, gf, GM)
+            gamma1 = scores(l + 0.03, gf, gf - 0.02 + 0.001 * e, GM)
+            m3 = scores(l - 0.01 + 0.002 * e, gf, gf, GM)
+            r["pm_fresh"] = {"variants": {"auto": auto, "γ=1.0": gamma1, "γ=0 (M3)": m3}}
+        out.append(r)
+    return out
+
+
+QP = {"max_online_dot": -0.1, "max_eq8": -1e-3, "loss_rose_frac": 0.01}
+
+
+def runs(**changes):
+    r = {
+        "Local": records(0.95, 0.30, None),
+        "FedAvg-FT": records(0.97, 0.60, 0.80, sd=0.5),
+        "Ditto": records(0.96, 0.55, 0.78, sd=0.5),
+        "FedRep": records(0.96, 0.58, None, sd=0.5),
+        "FedMGDA+": records(0.95, 0.50, 0.75, sd=0.5),
+        "FedProx": records(0.93, 0.80, 0.75, sd=0.5),  # P-models above their GM: no collapse
+        # P1: G − GM = −3 points; P2: G − GM = +0.1 points
+        "FedPG": records(0.85, 0.77, 0.80, sd=0.3, fresh_gap=0.1, internals=QP),
+        "S-FedPG": records(
+            0.85, 0.795, 0.80, sd=0.3, fresh_gap=0.1, internals={**QP, "armijo_ok": True, "max_loss_change": -1e-4}
+        ),
+        "M1 (d = d_r)": records(0.80, 0.70, 0.70, sd=0.3, fresh_gap=0.1, internals={**QP, "loss_rose_frac": 0.2}),
+        "M2 (no F)": records(0.85, 0.77, 0.80, sd=3.0, fresh_gap=0.1, internals=QP),  # same GM: inconclusive
+        "M4 (no stale)": records(0.85, 0.80, 0.83, sd=0.3, fresh_gap=0.1, internals=QP),  # higher GM: contradicted
+    }
+    r.update(changes)
+    return r
+
+
+def fig5():
+    rows = []
+    vals = {  # method: (final, early_mean, max_drop)
+        "FedPG": (0.60, 0.40, 0.10),
+        "FedPG′ (η/5)": (0.50, 0.30, 0.01),
+        "S-FedPG": (0.62, 0.50, 0.01),
+        "FedAvg-FT": (0.40, 0.30, 0.02),
+        "Ditto": (0.35, 0.25, 0.02),
+        "FedRep": (0.45, 0.35, 0.02),
+    }
+    for m, (f, e, d) in vals.items():
+        for s, n in zip(SEEDS, NOISE):
+            rows.append(
+                {
+                    "method": m,
+                    "seed": s,
+                    "final": f + 0.005 * n,
+                    "early_mean": e + 0.005 * n,
+                    "drops": d,
+                    "max_drop": d + 0.002 * n,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+THEORY = FC.TheoryResults(
+    toy_max_dot=-0.01,
+    random_descent=True,
+    convex_rises=0,
+    tmin_ratio=1.2,
+    spread_fedpg=0.001,
+    spread_m2=0.1,
+    a13_d_norm=0.0,
+    rounds_convex=300,
+)
+
+
+def by_claim(cl):
+    return {c.claim: c for c in cl}
+
+
+def find(cl, start):
+    (hit,) = [c for c in cl if c.claim.startswith(start)]
+    return hit
+
+
+def test_verdicts_on_synthetic_records():
+    cl = FC.claims(runs(), fig5(), THEORY, "cpu", rounds=40)
+    assert len(cl) == len(by_claim(cl))  # one row per claim
+    assert find(cl, "FedPG's d is a common descent").verdict == C.REPRODUCED
+    assert find(cl, "Direction drift keeps").verdict == C.REPRODUCED
+    assert find(cl, "Pareto stationarity for (3)").verdict == C.CONTRADICTED  # the A13 counterexample
+    assert find(cl, "S-FedPG's line search").verdict == C.REPRODUCED
+    p1 = find(cl, "FedPG's P-models keep G-acc ≈ GM (protocol P1")
+    assert p1.verdict == C.CONTRADICTED and p1.seeds == [0, 1, 2]  # −3 ± 0.3 points: outside ±1
+    assert find(cl, "FedPG's P-models keep G-acc ≈ GM (protocol P2").verdict == C.REPRODUCED
+    coll = find(cl, "Other PFL methods")
+    assert coll.verdict == C.PARTIAL  # FedProx's P-models do not lose G-acc
+    assert dict(coll.outcome.parts)["FedProx"].verdict == C.CONTRADICTED
+    assert dict(coll.outcome.parts)["FedAvg-FT"].verdict == C.REPRODUCED
+    bestg = find(cl, "FedPG / S-FedPG have the best G-acc")
+    assert bestg.verdict == C.CONTRADICTED  # FedProx's G-acc .80 beats FedPG's .77 and S-FedPG's .795
+    assert "FedProx" in bestg.outcome.ours
+    assert find(cl, "FedPG's L-acc is below").verdict == C.REPRODUCED
+    assert find(cl, "A larger user γ").verdict == C.REPRODUCED
+    assert find(cl, "FedPG's S-acc stays flat").verdict == C.REPRODUCED
+    assert find(cl, "Common descent reduces conflicts").verdict == C.REPRODUCED
+    assert find(cl, "M1 (d = d_r) lowers").verdict == C.REPRODUCED
+    m2 = find(cl, "M2 (no F) lowers")
+    assert m2.verdict == C.INCONCLUSIVE and m2.outcome.label == "inconclusive (3 seeds)"
+    assert find(cl, "M3 (γ_i = 0)").verdict == C.REPRODUCED
+    assert [c.claim for c in cl][-16:] == [t for t, _ in FC.EXPERIMENTAL]  # the declared order
+    assert find(cl, "M4 (no stale").verdict == C.CONTRADICTED
+    assert find(cl, "FedPG at its fixed η oscillates").verdict == C.REPRODUCED
+    early = find(cl, "S-FedPG is the fastest early")
+    assert early.verdict == C.REPRODUCED and len(early.outcome.parts) == 3
+    assert find(cl, "FedPG and S-FedPG converge faster").verdict == C.REPRODUCED
+    assert find(cl, "Absolute Table 1").verdict == C.NOT_TESTABLE
+    table = C.claims_table(cl)
+    assert set(table["category"]) <= set(C.VERDICTS)
+
+
+def test_best_g_acc_when_fedpg_leads():
+    r = runs(**{"FedProx": records(0.93, 0.70, 0.75, sd=0.5)})
+    cl = FC.claims(r, fig5(), THEORY, "cpu", rounds=40)
+    bestg = find(cl, "FedPG / S-FedPG have the best G-acc")
+    # FedPG .77 vs FedProx .70 (reproduced); S-FedPG .795 likewise
+    assert bestg.verdict == C.REPRODUCED
+    assert "vs strongest competitor FedProx" in dict(bestg.outcome.parts)["FedPG"].ours
+
+
+def test_eq8_violation_and_non_descent_are_contradicted():
+    bad = {**QP, "max_eq8": 1e-6, "max_online_dot": 1e-9}
+    cl = FC.claims(runs(**{"FedPG": records(0.85, 0.77, 0.80, sd=0.3, fresh_gap=0.1, internals=bad)}), fig5(), THEORY, "cpu", 40)
+    assert find(cl, "Direction drift keeps").verdict == C.CONTRADICTED
+    assert find(cl, "FedPG's d is a common descent").verdict == C.CONTRADICTED
+    # M1's d = d_r may conflict, so γ_i = 0 can violate Eq. 8: M1 is not a QP run and is not counted
+    m1 = records(0.8, 0.7, 0.7, fresh_gap=0.1, internals={**QP, "max_eq8": 0.3, "max_online_dot": 0.2})
+    cl = FC.claims(runs(**{"M1 (d = d_r)": m1}), fig5(), THEORY, "cpu", 40)
+    assert find(cl, "Direction drift keeps").verdict == C.REPRODUCED
+    assert find(cl, "FedPG's d is a common descent").verdict == C.REPRODUCED
+
+
+def test_one_seed_is_inconclusive_and_missing_runs_are_not_testable():
+    one = {k: v[:1] for k, v in runs().items()}
+    del one["M4 (no stale)"]
+    cl = FC.claims(one, None, THEORY, "cpu", rounds=40)
+    assert find(cl, "M1 (d = d_r) lowers").outcome.label == "inconclusive (1 seed)"
+    assert find(cl, "M4 (no stale").verdict == C.NOT_TESTABLE
+    assert find(cl, "FedPG at its fixed η").verdict == C.NOT_TESTABLE  # no Fig. 5 runs
+
+
+def test_smoke_profile_keeps_identities_and_skips_experiments():
+    th = FC.TheoryResults(-0.01, True, 3, 9.0, 0.2, 0.1, 0.0, 30)  # would fail the convex checks
+    cl = FC.claims(runs(), fig5(), th, "smoke", rounds=3)
+    assert find(cl, "Direction drift keeps").verdict == C.REPRODUCED
+    assert find(cl, "Sublinear convergence").verdict == C.NOT_TESTABLE
+    assert find(cl, "FedPG's P-models keep G-acc ≈ GM (protocol P1").verdict == C.NOT_TESTABLE
+    cl = FC.claims(runs(), fig5(), th, "cpu", rounds=40)
+    assert find(cl, "Sublinear convergence").verdict == C.CONTRADICTED
+    assert find(cl, "The fair objective F").verdict == C.CONTRADICTED
+
+
+def test_seed_values_and_pairing():
+    r = records(0.9, 0.8, 0.85, sd=1.0)
+    assert FC.seed_values(r, "G") == pytest.approx({0: 0.79, 1: 0.80, 2: 0.81})
+    assert FC.seed_values(r, "drop") == pytest.approx({0: 0.1, 1: 0.1, 2: 0.1})
+    assert FC.seed_values(r, "GM") == pytest.approx({0: 0.85, 1: 0.85, 2: 0.85})
+    rec = [{"config": {"seed": 4}, "rounds": [{"internals": {"x": 1.0}}, {"internals": {"x": 3.0}}, {"internals": {}}]}]
+    assert FC.internal_means(rec, "x") == {4: 2.0}
+    assert math.isnan(FC.internal_means(rec, "y")[4])
+    with pytest.raises(ValueError, match="seeds"):
+        FC.claims(
+            runs(**{"S-FedPG": records(0.85, 0.8, 0.8, seeds=(0, 1, 5), fresh_gap=0.1, internals=QP)}), fig5(), THEORY, "cpu", 40
+        )
+    assert np.isclose(FC.fig5_values(fig5(), "FedPG", "final")[2], 0.605)
