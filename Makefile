@@ -8,6 +8,7 @@ STAMP := $(VENV)/.pflnb-installed
 FMNIST := /usr/share/datasets/fashion-mnist
 PROFILE ?= cpu
 WORKERS ?= 2
+THREADS ?= 1
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
@@ -46,8 +47,8 @@ notebooks: env data ## nbmake run of every notebook on the smoke profile
 
 test: env data lint unit notebooks ## everything CI runs: lint, unit tests, smoke notebooks
 
-reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time) into executed/
-	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE)
+reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time, THREADS=1 per kernel) into executed/
+	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE) --threads $(THREADS)
 	$(VENV)/bin/pflnb claims --update-readme
 
 ledger: env ## print every paper's claims and verdicts; rewrite the README's results overview from figures/*/claims.csv

@@ -100,9 +100,20 @@ def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
     return 0
 
 
+# Thread variables the notebook kernels inherit: their own torch and numpy work (theory, tables) then runs with a
+# fixed thread count, like every run (whose count is its config's ``threads``).
+THREAD_ENV = ("PFLNB_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    import os
+
     import papermill as pm
 
+    if args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    for var in THREAD_ENV:
+        os.environ[var] = str(args.threads)
     root = Path(__file__).resolve().parents[1]
     notebooks = [Path(n) for n in args.notebooks] or sorted((root / "notebooks").glob("*.ipynb"))
     out = root / "executed" / args.profile
@@ -160,6 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("notebooks", nargs="*")
     p_rep.add_argument("--profile", default="cpu", choices=PROFILES)
     p_rep.add_argument("--quiet", action="store_true")
+    p_rep.add_argument(
+        "--threads", type=int, default=1, help="torch/BLAS threads of each notebook kernel (runs use their config's threads)"
+    )
     p_cl = sub.add_parser("claims", help="the ledger: every paper's claims and verdicts from figures/<paper>/claims.csv")
     p_cl.add_argument("--figures", default=None, help="figures folder (default: the repository's figures/)")
     p_cl.add_argument("--markdown", action="store_true", help="print the ledger as Markdown")

@@ -48,6 +48,9 @@ class ExperimentConfig:
     lr_decay: float = 1.0
     finetune_epochs: int = 1
     seed: int = 0
+    # execution: torch intra-op and BLAS/OpenMP threads while the run executes; hashed, since results on the CPU
+    # depend on the thread count (reductions split differently)
+    threads: int = 1
     # bookkeeping (not hashed)
     profile: str = "cpu"
     data_root: str | None = None
@@ -128,7 +131,7 @@ class ExperimentConfig:
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")
         check_spec(self.data_spec())
-        for name in ("rounds", "eval_every", "batch_size", "local_epochs"):
+        for name in ("rounds", "eval_every", "batch_size", "local_epochs", "threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.finetune_epochs < 0:

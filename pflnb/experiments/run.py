@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import torch
 from tqdm.auto import tqdm
 
 from pflnb.algorithms import make_algorithm
@@ -33,6 +35,23 @@ def cache_path(cfg: ExperimentConfig, root: Path | None = None) -> Path:
     return (root or results_root()) / cfg.profile / f"{cfg.method}-{cfg.key()}.json"
 
 
+@contextmanager
+def thread_limits(threads: int) -> Iterator[None]:
+    """Run the enclosed code with ``threads`` torch intra-op threads and at most ``threads`` BLAS/OpenMP threads
+    (threadpoolctl); the previous counts are restored afterwards."""
+    from threadpoolctl import threadpool_limits
+
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    previous = torch.get_num_threads()
+    try:
+        with threadpool_limits(limits=threads):
+            torch.set_num_threads(threads)
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def run(
     cfg: ExperimentConfig,
     *,
@@ -51,6 +70,8 @@ def run(
     client states in the returned record (never cached). ``checkpoint_every`` saves resumable state.
     ``data_hook(data, seed)`` transforms the built dataset (e.g. another evaluation protocol); runs that use
     one must be cached under their own ``root``, since the config hash does not see it.
+    The run executes with ``cfg.threads`` torch and BLAS threads (restored afterwards); the record holds the
+    thread count (``threads``) and the device (``device``) it ran with.
     """
     cfg.validate()
     path = cache_path(cfg, root)
@@ -59,18 +80,22 @@ def run(
             record = json.load(f)
         if not keep_final:
             return record
-    algorithm = make_algorithm(cfg.method, cfg.method_params)
-    data = build_federated(cfg.data_spec(), seed=cfg.seed)
-    if data_hook is not None:
-        data = data_hook(data, cfg.seed)
+    with thread_limits(cfg.threads):
+        algorithm = make_algorithm(cfg.method, cfg.method_params)
+        data = build_federated(cfg.data_spec(), seed=cfg.seed)
+        if data_hook is not None:
+            data = data_hook(data, cfg.seed)
 
-    def model_fn():
-        return build_model(cfg.model, data.input_shape, data.num_classes)
+        def model_fn():
+            return build_model(cfg.model, data.input_shape, data.num_classes)
 
-    ckpt = str(path.with_suffix(".ckpt")) if checkpoint_every else None
-    t0 = time.perf_counter()
-    record = run_simulation(algorithm, data, model_fn, cfg.settings(progress, ckpt, checkpoint_every))
-    record["wall_time_s"] = time.perf_counter() - t0
+        ckpt = str(path.with_suffix(".ckpt")) if checkpoint_every else None
+        settings = cfg.settings(progress, ckpt, checkpoint_every)
+        t0 = time.perf_counter()
+        record = run_simulation(algorithm, data, model_fn, settings)
+        record["wall_time_s"] = time.perf_counter() - t0
+        record["threads"] = torch.get_num_threads()
+    record["device"] = settings.device
     record["config"] = cfg.to_dict()
     record["key"] = cfg.key()
     record["data_info"] = to_jsonable({k: v for k, v in data.info.items() if not hasattr(v, "shape")})
@@ -96,10 +121,13 @@ def default_workers() -> int:
     return n
 
 
-def _init_worker(threads: int) -> None:
-    import torch
+def _init_worker() -> None:
+    """Worker processes start with one torch and one BLAS thread (each run then applies its config's ``threads``),
+    so that W workers keep W threads busy instead of inheriting the parent's count."""
+    from threadpoolctl import threadpool_limits
 
-    torch.set_num_threads(threads)
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
 
 
 def _run_quiet(cfg: ExperimentConfig, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -112,8 +140,9 @@ def run_many(
     """Run several configs (cached ones are loaded) with one progress bar; records come back in input order.
 
     ``workers`` > 1 (default: ``$PFLNB_WORKERS``, else 1) runs the uncached configs in that many spawned
-    processes, each with this process's torch thread count. Every run is seeded from its own config, so the
-    records equal a serial run's. ``kwargs`` go to :func:`run` and must be picklable when ``workers`` > 1.
+    processes; every run executes with its config's ``threads`` (default 1) wherever it runs. Every run is
+    seeded from its own config, so the records equal a serial run's. ``kwargs`` go to :func:`run` and must be
+    picklable when ``workers`` > 1.
     """
     configs = list(configs)
     for cfg in configs:  # fail on any bad config before the first run starts
@@ -134,8 +163,6 @@ def run_many(
     import pickle
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    import torch
-
     try:
         pickle.dumps(kwargs)
     except Exception as e:  # e.g. a lambda as data_hook
@@ -149,7 +176,7 @@ def run_many(
                 bar.update()
         ctx = multiprocessing.get_context("spawn")
         n = min(workers, len(todo))
-        with ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker, initargs=(torch.get_num_threads(),)) as pool:
+        with ProcessPoolExecutor(n, mp_context=ctx, initializer=_init_worker) as pool:
             futures = {pool.submit(_run_quiet, configs[i], kwargs): i for i in todo}
             try:
                 for fut in as_completed(futures):
