@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from pflnb.experiments.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, PARTIAL, REPRODUCED, claims_table, write_claims
 from pflnb.fl.engine import summarize
@@ -66,7 +67,7 @@ def test_feature_claims_compare_with_fedbn_and_the_strongest_baseline():
     assert cl[0].verdict == REPRODUCED  # still above FedBN
 
 
-def ablation_records(nt=(0.80, 0.78, 0.82), inter=(0.85, 0.83, 0.87), intra=(0.79, 0.81, 0.80), full=(0.84, 0.82, 0.86)):
+def ablation_records(nt=(0.80, 0.78, 0.82), inter=(0.85, 0.83, 0.87), intra=(0.79, 0.84, 0.80), full=(0.84, 0.82, 0.86)):
     out = []
     for i, s in enumerate(SEEDS):
         out.append(
@@ -95,7 +96,7 @@ def test_ablation_claims_identity_transfers_and_fusion():
     # fused (0.80, 0.78, 0.82) vs the better model, online (0.79, 0.80, 0.81): differences +0.01, −0.02, +0.01
     assert cl["Fusion without transfer is below the better of its two models (Table 10)"].verdict == INCONCLUSIVE
     assert cl["Inter-client transfer improves on no transfer (Table 5)"].verdict == REPRODUCED  # +5 in every seed
-    assert cl["Intra-client transfer improves on no transfer (Table 5)"].verdict == INCONCLUSIVE  # −1, +3, −2
+    assert cl["Intra-client transfer improves on no transfer (Table 5)"].verdict == INCONCLUSIVE  # −1, +6, −2
     both = cl["Both transfers together beat either alone (Table 5)"]
     assert both.verdict == CONTRADICTED and "inter only" in both.outcome.ours  # −1 against inter-only in every seed
 
@@ -168,9 +169,9 @@ def test_client_count_claim_has_one_part_per_n():
         for i, s in enumerate(SEEDS):
             j = 0.003 * i
             recs.append(rec("fedavg", s, 0.5, num_clients=n))
-            recs.append(rec("fedco2-label", s, co2 + j, online=0.72, offline=0.75 + j, num_clients=n))
+            recs.append(rec("fedco2-label", s, co2 + j, online=0.65, offline=0.75 + j, num_clients=n))
     (claim,) = C.client_count_claims(recs)
-    assert claim.verdict == PARTIAL  # N = 5: above Local everywhere; N = 10: below Local everywhere
+    assert claim.verdict == PARTIAL  # N = 5: above Local everywhere; N = 10: above FedBN but below Local everywhere
     verdicts = dict((k, o.verdict) for k, o in claim.outcome.parts)
     assert verdicts == {"N=5": REPRODUCED, "N=10": CONTRADICTED}
     df = E.client_count_frame(recs)
@@ -304,3 +305,11 @@ def test_claims_end_to_end_writes_a_table(tmp_path):
     table = write_claims(cl, tmp_path / "claims.csv")
     assert table.equals(claims_table(cl)) and (tmp_path / "claims.csv").exists()
     assert all(c.seeds for c in cl[3:])  # every experimental claim states its seeds
+
+
+def test_identity_tolerance_is_zero_on_cpu_and_on_deterministic_cuda(monkeypatch):
+    assert E.identity_tolerance("cpu") == 0.0 and E.identity_tolerance(torch.device("cpu")) == 0.0
+    monkeypatch.setattr(torch, "are_deterministic_algorithms_enabled", lambda: True)
+    assert E.identity_tolerance(torch.device("cuda")) == 0.0
+    monkeypatch.setattr(torch, "are_deterministic_algorithms_enabled", lambda: False)
+    assert E.identity_tolerance(torch.device("cuda")) == 0.05
