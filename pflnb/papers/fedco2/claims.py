@@ -122,7 +122,10 @@ def ablation_claims(abl: list[dict[str, Any]], references: list[dict[str, Any]],
     """Tables 5 and 10: the no-transfer identity (within ``identity_tol``, 0 = bit-identical), online vs offline,
     fusion alone vs the better model, and each transfer against no transfer."""
     df = E.ablation_frame(abl)
-    val = lambda variant, model: E.per_seed(df[df.variant == variant], model, by="model")  # noqa: E731
+
+    def val(variant: str, model: str) -> dict[int, float]:
+        return E.per_seed(df[df.variant == variant], model, by="model")
+
     nt = "w/o intra and inter"
     nt_on, nt_off, nt_fused = (val(nt, m) for m in ("online", "offline", "fused"))
     inter, intra, full = (val(v, "fused") for v in ("w/o intra (inter only)", "w/o inter (intra only)", "full Fed-CO2"))
