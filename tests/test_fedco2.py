@@ -13,7 +13,7 @@ from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl import state as S
 from pflnb.fl.engine import Context
 from pflnb.models import build_model
-from pflnb.theory import ntk_co2 as T
+from pflnb.papers.fedco2 import ntk_co2 as T
 
 OPT = OptimConfig(lr=0.05, batch_size=8)
 MODEL = "co2-cnn"
@@ -267,7 +267,7 @@ def test_t3_gradient_descent_ordering_on_data_b():
 
 
 def test_fig7_personalization_variants_select_the_online_models_personal_part():
-    from pflnb.experiments import fedco2 as E
+    from pflnb.papers.fedco2 import experiments as E
 
     ctx = _ctx(_data())
     conv_bn = {k for k in ctx.bn_keys if not k.startswith("head.")}
@@ -282,8 +282,8 @@ def test_fig7_personalization_variants_select_the_online_models_personal_part():
     assert names == [n for n in E.PERSONALIZE for _ in (0, 1)]
     # the default variant is the feature-skew Fed-CO2 run itself (same config, so the cache is shared)
     assert cfgs[0].key() == E.method_configs(base, ["fedco2"], [0], weights="uniform")[0].key()
-    with pytest.raises(ValueError, match="kind"):
-        E.seeds_for("cpu", "labels")
+    with pytest.raises(ValueError, match="profile"):
+        E.settings("laptop")
 
 
 def test_t4_rate_bound_structure_and_early_gd_below_it():

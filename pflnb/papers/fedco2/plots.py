@@ -154,3 +154,35 @@ def class_counts(counts: pd.DataFrame, ax: plt.Axes | None = None, title: str = 
     ax.set_ylabel("training samples")
     ax.set_title(title)
     return ax
+
+
+def label_skew_figure(counts: dict[str, pd.DataFrame], last: dict[str, pd.DataFrame]) -> plt.Figure:
+    """Fig. 4 analogue, one row per partition: training classes per client (``counts[part]``) and box plots of the
+    last round's per-client accuracy of the online, offline and fused models (``last[part]``)."""
+    set_style()
+    parts = list(counts)
+    fig, axes = plt.subplots(
+        len(parts), 2, figsize=(14, 4.25 * len(parts)), gridspec_kw={"width_ratios": [1.3, 1]}, squeeze=False
+    )
+    for row, part in enumerate(parts):
+        class_counts(counts[part], ax=axes[row, 0], title=f"{part}: training classes per client")
+        component_boxes(last[part], ax=axes[row, 1], title=f"{part}: per-client accuracy, last round (all seeds)")
+    fig.tight_layout()
+    return fig
+
+
+def client_count_curves(df: pd.DataFrame, title: str = "Table 13 analogue") -> plt.Figure:
+    """Test accuracy (%) against the number of clients N (log₂ axis), one line per method, mean ± std over seeds
+    (``df``: columns clients, method, seed, test_acc)."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    d = df.assign(acc=100 * df["test_acc"])
+    sns.lineplot(data=d, x="clients", y="acc", hue="method", marker="o", errorbar="sd", ax=ax)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(d.clients.unique()), [str(n) for n in sorted(d.clients.unique())])
+    ax.set_xlabel("number of clients N")
+    ax.set_ylabel("client-mean test accuracy (%)")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig

@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 
-from pflnb.experiments.config import ExperimentConfig, profile_config, profile_seeds
+from pflnb.experiments.config import ExperimentConfig, profile_config, with_available_data
+from pflnb.experiments.tables import client_table, mean_std, summary_table
 from pflnb.fl.engine import summarize
 
 BASELINES = ("fedavg", "fedprox", "fedbn", "fedper", "fedrep", "ditto", "apfl", "moon", "local")
@@ -51,18 +53,17 @@ FINE_ABLATIONS: dict[str, dict[str, str]] = {
     "inter on offline only": {"intra": "none", "inter": "offline"},
 }
 
-# Per profile: the settings of each experiment (what the cpu profile reduces is said in the notebook).
+# Per profile: the settings of each experiment (what the cpu profile reduces is said in the notebook), with the
+# seeds of each experiment (``seeds``: feature skew, label skew, ablations, Fig. 7, number of clients).
 SETTINGS: dict[str, dict[str, Any]] = {
     "smoke": {
         "feature": dict(image_size=8, rounds=2),
         "label": dict(num_clients=10, max_samples=600, image_size=14, rounds=2, local_epochs=1),
         "label_feature": dict(num_clients=10, image_size=8, rounds=2),
         "clients": [10],
-        "feature_seeds": 1,
-        "label_seeds": 1,
-        "ablation_seeds": 1,
-        "personalize_seeds": 1,
+        "seeds": {"feature": [0], "label": [0], "ablation": [0], "personalize": [0], "clients": [0]},
         "label_methods": ("fedavg",),
+        "label_co2_params": {},
         "label_feature_methods": ("fedavg", "fedbn", "local"),
         "theory": dict(n_mc=5_000, widths=(32, 64), width_inits=1, gd_width=64, gd_steps=40, gd_seeds=1),
     },
@@ -71,11 +72,9 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "label": dict(num_clients=20, max_samples=2000, image_size=14, rounds=20, local_epochs=2),
         "label_feature": dict(num_clients=10, image_size=16, rounds=15),
         "clients": [5, 10, 20, 40],
-        "feature_seeds": 3,
-        "label_seeds": 2,
-        "ablation_seeds": 2,
-        "personalize_seeds": 2,
+        "seeds": {"feature": [0, 1, 2], "label": [0, 1, 2], "ablation": [0, 1, 2], "personalize": [0, 1], "clients": [0, 1]},
         "label_methods": ("fedavg",),  # FedProx, FedPer, MOON run under feature skew only (budget)
+        "label_co2_params": {},  # full participation: the paper's rule (all BN state local) is safe
         "label_feature_methods": ("fedavg", "fedbn", "local"),
         "theory": dict(n_mc=200_000, widths=(128, 256, 512, 1024, 2048), width_inits=5, gd_width=512, gd_steps=600, gd_seeds=3),
     },
@@ -84,29 +83,41 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "label": dict(num_clients=100, rounds=1500, local_epochs=5),
         "label_feature": dict(num_clients=15, image_size=28, rounds=300),
         "clients": [50, 100, 150, 300, 500],
-        "feature_seeds": 5,
-        "label_seeds": 3,
-        "ablation_seeds": 5,
-        "personalize_seeds": 5,
+        "seeds": {f: [0, 1, 2, 3, 4] for f in ("feature", "ablation", "personalize")}
+        | {"label": [0, 1, 2], "clients": [0, 1, 2]},
         "label_methods": LABEL_BASELINES,
+        # 5 % participation: BN running statistics kept on the client go stale (spec §6.3 pilot: FedBN 0.753 vs 0.952),
+        # so the online model keeps only the BN affine parameters, as the authors' label-skew code does
+        "label_co2_params": {"bn": "affine"},
         "label_feature_methods": ("fedavg", "fedprox", "fedbn", "fedper", "moon", "local"),
         "theory": dict(n_mc=200_000, widths=(128, 256, 512, 1024, 2048), width_inits=5, gd_width=512, gd_steps=1000, gd_seeds=3),
     },
 }
+EXPERIMENTS = ("feature", "label", "ablation", "personalize", "clients")
+
+# label → (registry method, parameters) of every method the notebook compares (feature-skew runs add the
+# feature-skew code's uniform weights 1/N to every FedAvg-family method, see :func:`method_configs`)
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    **{DISPLAY[m]: (m, {}) for m in BASELINES},
+    "Fed-CO2": ("fedco2", {}),
+    "Fed-CO2 (Algorithm 2, label skew)": ("fedco2-label", {}),
+    "Fed-CO2 (Algorithm 2, BN affine personal)": ("fedco2-label", {"bn": "affine"}),
+    "FedBN (BN affine personal)": ("fedbn-affine", {}),
+    **{f"Fed-CO2 {k}": ("fedco2", v) for k, v in {**ABLATIONS, **FINE_ABLATIONS}.items() if v},
+    **{f"Fed-CO2, online personal: {k}": ("fedco2", v) for k, v in PERSONALIZE.items() if v},
+}
 
 
 def settings(profile: str) -> dict[str, Any]:
-    """The Fed-CO2 notebook's settings for ``profile``."""
+    """The Fed-CO2 notebook's settings for ``profile`` (sizes, method lists, the seeds of each experiment)."""
     if profile not in SETTINGS:
         raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(SETTINGS)}")
     return copy.deepcopy(SETTINGS[profile])
 
 
-def seeds_for(profile: str, kind: str = "feature") -> list[int]:
-    """The seeds of an experiment kind (``feature``, ``label``, ``ablation`` or ``personalize``) at ``profile``."""
-    if kind not in ("feature", "label", "ablation", "personalize"):
-        raise ValueError(f"kind must be feature, label, ablation or personalize, got {kind!r}")
-    return profile_seeds(profile)[:1] if profile == "smoke" else list(range(settings(profile)[f"{kind}_seeds"]))
+def seeds(profile: str) -> list[int]:
+    """Every seed the notebook runs at ``profile`` (each experiment's own seeds: ``settings(profile)["seeds"]``)."""
+    return sorted({s for v in settings(profile)["seeds"].values() for s in v})
 
 
 def feature_skew_config(profile: str, data_root: str | None = None, device: str = "auto") -> ExperimentConfig:
@@ -194,6 +205,42 @@ def personalize_configs(base: ExperimentConfig, seeds: list[int], weights: str |
     return [base.replace(method="fedco2", method_params={**p, **extra}, seed=s) for p in PERSONALIZE.values() for s in seeds]
 
 
+def label_method_configs(
+    base: ExperimentConfig, methods: list[str] | tuple[str, ...], seeds: list[int], co2_params: dict[str, Any]
+) -> list[ExperimentConfig]:
+    """Label-skew runs: each baseline of ``methods`` and Fed-CO2 (Algorithm 2, with ``co2_params``, e.g. the paper
+    profile's ``{"bn": "affine"}``) for every seed; FedBN and Local are Fed-CO2's online and offline models."""
+    out = method_configs(base, list(methods), seeds)
+    return out + [base.replace(method="fedco2-label", method_params=dict(co2_params), seed=s) for s in seeds]
+
+
+def label_configs(
+    profile: str, seeds: list[int], data_root: str | None = None, device: str = "auto", available: bool = True
+) -> dict[str, list[ExperimentConfig]]:
+    """The Table 3 / Fig. 4 runs by partition (``pathological``, ``dirichlet`` with α = 0.3), on the available data
+    (``available=False``: the profile's own dataset, unchecked, e.g. to show the paper profile's configs)."""
+    s = settings(profile)
+    out = {}
+    for part in ("pathological", "dirichlet"):
+        base = label_skew_config(profile, part, 0.3, data_root, device)
+        base = with_available_data(base) if available else base
+        out[part] = label_method_configs(base, s["label_methods"], seeds, s["label_co2_params"])
+    return out
+
+
+def client_count_configs(
+    profile: str, seeds: list[int], data_root: str | None = None, device: str = "auto"
+) -> list[ExperimentConfig]:
+    """The Table 13 runs: Dirichlet(0.3) label skew split among each N of ``settings(profile)["clients"]``
+    (FedAvg and Fed-CO2, whose components give FedBN and Local), every seed."""
+    s = settings(profile)
+    out = []
+    for n in s["clients"]:
+        base = with_available_data(label_skew_config(profile, "dirichlet", 0.3, data_root, device).replace(num_clients=n))
+        out += label_method_configs(base, ("fedavg",), seeds, s["label_co2_params"])
+    return out
+
+
 def personalize_name(record: dict[str, Any]) -> str:
     """The Fig. 7 variant of a Fed-CO2 record (from its ``bn`` and ``personal`` options)."""
     p = record["config"]["method_params"]
@@ -271,6 +318,174 @@ def domain_curves(records: list[dict[str, Any]], domain: str, label: str = "meth
                 }
             )
     return pd.DataFrame(rows)
+
+
+# ---- tidy tables of the runs (with Fed-CO2's online and offline models as rows of their own) ---------------
+
+
+def component_clients(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per-(run, client) test accuracy at each run's best mean-validation round, Fed-CO2 components included,
+    with display names (``method``)."""
+    ct = client_table(with_components(records))
+    return ct.assign(method=ct.method.map(label_component_names))
+
+
+def component_summary(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per run (Fed-CO2 components included) with display names: test accuracy at the best
+    mean-validation round (pflnb's rule), last round, seed."""
+    st = summary_table(with_components(records))
+    return st.assign(method=st.method.map(label_component_names))
+
+
+def per_seed(table: pd.DataFrame, method: str, column: str = "test_acc", by: str = "method") -> dict[int, float]:
+    """{seed: value} of the rows of ``table`` whose ``by`` column equals ``method`` (one row per seed)."""
+    rows = table[table[by] == method]
+    if rows.empty:
+        raise ValueError(f"no rows with {by} == {method!r}; present: {sorted(table[by].unique())}")
+    if rows.seed.duplicated().any():
+        raise ValueError(f"{by} == {method!r} has several rows per seed; select one setting first")
+    return {int(s): float(v) for s, v in zip(rows.seed, rows[column])}
+
+
+def ablation_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per (ablation variant, model ∈ online / offline / fused, seed): test accuracy at that model's own
+    best mean-validation round (Tables 5, 10, 11, 12)."""
+    rows = []
+    for r in records:
+        for which in ("online", "offline", "fused"):
+            c = component_record(r, which)
+            rows.append(
+                {"variant": variant_name(r), "model": which, "seed": r["config"]["seed"], "test_acc": c["summary"]["test_acc"]}
+            )
+    return pd.DataFrame(rows, columns=["variant", "model", "seed", "test_acc"])
+
+
+def personalize_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-client table, per-run summary) of the Fig. 7 runs, each row labelled with its ``variant``."""
+    ct = client_table(records).assign(variant=[personalize_name(r) for r in records for _ in r["clients"]])
+    st = summary_table(records).assign(variant=[personalize_name(r) for r in records])
+    return ct, st
+
+
+def component_residuals(ablation: list[dict[str, Any]], references: list[dict[str, Any]]) -> dict[str, float]:
+    """Largest |Δ accuracy| over seeds, evaluation rounds, clients and the val/test splits between the online model
+    of each no-transfer Fed-CO2 run among ``ablation`` and FedBN (``online``), and its offline model and Local
+    (``offline``), matched by seed (Table 10's structural identity); a missing reference raises."""
+    no_transfer = [r for r in ablation if variant_name(r) == "w/o intra and inter"]
+    if not no_transfer:
+        raise ValueError("component_residuals needs at least one no-transfer Fed-CO2 run (intra='none', inter='none')")
+    refs = {(r["config"]["method"], r["config"]["seed"]): r for r in references}
+    out = {"online": 0.0, "offline": 0.0}
+    for r in no_transfer:
+        s = r["config"]["seed"]
+        for which, ref in (("online", "fedbn"), ("offline", "local")):
+            if (ref, s) not in refs:
+                raise ValueError(f"no {ref} run with seed {s} among the references")
+            other = refs[(ref, s)]["evals"]
+            if [e["round"] for e in other] != [e["round"] for e in r["evals"]]:
+                raise ValueError(f"{ref} seed {s} was evaluated at other rounds than Fed-CO2")
+            for e, o in zip(r["evals"], other):
+                for split in ("val", "test"):
+                    a, b = np.asarray(e["extra"][f"{which}_{split}_acc"]), np.asarray(o[f"{split}_acc"])
+                    out[which] = max(out[which], float(np.abs(a - b).max()))
+    return out
+
+
+def identity_tolerance(device: str | torch.device = "auto") -> float:
+    """Tolerance (largest |Δ accuracy|) of the no-transfer identity on ``device``: 0 (bit-identical) on the CPU and
+    on CUDA with torch's deterministic algorithms on; 0.05 on CUDA without them, where nondeterministic kernels
+    make two otherwise identical runs drift apart (a borderline prediction flips, and training amplifies it)."""
+    from pflnb import device as resolve_device
+
+    dev = resolve_device(device) if isinstance(device, str) else device
+    if dev.type == "cpu" or torch.are_deterministic_algorithms_enabled():
+        return 0.0
+    return 0.05
+
+
+def assert_components_match(
+    ablation: list[dict[str, Any]], references: list[dict[str, Any]], tol: float = 0.0
+) -> dict[str, float]:
+    """Raise AssertionError unless the no-transfer online model equals FedBN and the offline model equals Local within
+    ``tol`` (largest |Δ accuracy|; 0 = bit-identical, the CPU case); return the residuals."""
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    res = component_residuals(ablation, references)
+    for which, ref in (("online", "FedBN"), ("offline", "Local")):
+        if not res[which] <= tol:
+            raise AssertionError(f"{which} model != {ref}: max |Δ accuracy| = {res[which]:.3g} > tol {tol:g}")
+    return res
+
+
+def last_round_components(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per-client test accuracy of every Fed-CO2 run's online, offline and fused model at its last evaluation
+    (Fig. 4; the last round, so nothing is selected)."""
+    rows = []
+    names = {"online_test_acc": "online (FedBN)", "offline_test_acc": "offline (Local)"}
+    for r in records:
+        if not r["config"]["method"].startswith("fedco2"):
+            continue
+        e = r["evals"][-1]
+        for cid, acc in enumerate(e["test_acc"]):
+            rows.append({"seed": r["config"]["seed"], "client": cid, "model": "Fed-CO2", "test_acc": acc})
+        for key, name in names.items():
+            rows += [
+                {"seed": r["config"]["seed"], "client": cid, "model": name, "test_acc": a}
+                for cid, a in enumerate(e["extra"][key])
+            ]
+    return pd.DataFrame(rows, columns=["seed", "client", "model", "test_acc"])
+
+
+def fusion_vs_components(last: pd.DataFrame) -> pd.DataFrame:
+    """Per seed (from :func:`last_round_components`): client-mean accuracy of the fused model, of the per-client
+    weaker and stronger of its two models, and the share of clients where fused ≥ the weaker one."""
+    w = last.pivot_table(index=["seed", "client"], columns="model", values="test_acc")
+    parts = w[["online (FedBN)", "offline (Local)"]]
+    w = w.assign(weaker=parts.min(axis=1), stronger=parts.max(axis=1))
+    w["above_weaker"] = (w["Fed-CO2"] >= w["weaker"]).astype(float)
+    return w.groupby("seed")[["Fed-CO2", "weaker", "stronger", "above_weaker"]].mean().reset_index()
+
+
+def by_partition(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Label-skew records grouped by their partition (in first-seen order)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        out.setdefault(r["config"]["partition"], []).append(r)
+    return out
+
+
+def table3(label: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    """Table 3 analogue: mean ± std test accuracy per method (Fed-CO2 components as FedBN and Local) and partition,
+    with the paper's CIFAR-10 (pathological / Dirichlet 0.3) numbers beside it."""
+    rows = [
+        mean_std(component_summary(recs), by=["method"], metrics=["test_acc"]).assign(partition=part)
+        for part, recs in label.items()
+    ]
+    t = pd.concat(rows).pivot(index="method", columns="partition", values="test_acc")
+    paper = {
+        **REPORTED_TABLE3_C10,
+        "online model (= FedBN)": REPORTED_TABLE3_C10["FedBN"],
+        "offline model (= Local)": REPORTED_TABLE3_C10["Local (SingleSet)"],
+    }
+    t["paper C10 (path., Dir.)"] = ["{} / {}".format(*paper[m]) if m in paper else "" for m in t.index]
+    return t
+
+
+def train_class_counts(record: dict[str, Any]) -> pd.DataFrame:
+    """Training-class counts per client (rows: client ids, columns: classes) of the partition a record ran on."""
+    from pflnb.data import build_federated
+
+    fields = {f.name for f in dataclasses.fields(ExperimentConfig)}
+    cfg = record["config"]
+    c = ExperimentConfig().replace(**{k: (tuple(v) if k == "fractions" else v) for k, v in cfg.items() if k in fields})
+    man = build_federated(c.data_spec(), seed=c.seed).manifest()
+    return man[man.split == "train"].set_index("cid")[[k for k in man.columns if isinstance(k, int)]]
+
+
+def client_count_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Table 13: one row per (N, method, seed) with the test accuracy (Fed-CO2's components as FedBN and Local)."""
+    st = summary_table(with_components(records)).assign(clients=[r["config"]["num_clients"] for r in with_components(records)])
+    return st.assign(method=st.method.map(label_component_names))
 
 
 # ---- the paper's reported numbers (spec §5), Avg columns ---------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 VARIANTS = ("on", "off", "co2", "co2x2")
 
@@ -253,3 +254,105 @@ def late_slope(loss: np.ndarray) -> float:
     t = np.arange(loss.size)
     half = loss.size // 2
     return float(np.polyfit(t[half:], np.log(loss[half:]), 1)[0])
+
+
+# ---- the notebook's theory experiments (spec §3.5 T1–T4) as tables ------------------------------------------
+
+TOY_DATA = {"A": toy_data_a, "B": toy_data_b}
+
+
+def spectra_table(n_mc: int, alpha: float = 0.5, seed: int = 0) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """T1: spectrum (λ_min, λ_max, κ⁻¹) of every kernel of :func:`cooperative_kernels` on toy data A and B
+    (seed ``seed``), and the Monte-Carlo V_on^∞ of each."""
+    rows, V_inf = [], {}
+    for name, make in TOY_DATA.items():
+        d = make(seed)
+        V_inf[name] = gram_infinite(d.X, alpha=alpha, n_mc=n_mc, seed=seed)
+        for kernel, K in cooperative_kernels(V_inf[name], d.mask()).items():
+            rows.append({"data": name, "kernel": kernel, **spectrum(K)})
+    return pd.DataFrame(rows), V_inf
+
+
+def theorem43_checks(spectra: pd.DataFrame, rtol: float = 1e-10) -> pd.DataFrame:
+    """Per data set, Theorem 4.3's exact linear-algebra facts on :func:`spectra_table` (tolerance ``rtol``·λ_max(V_on)):
+    V_on PSD, interlacing at both ends (μ_off ≥ μ_on, λ_max(off) ≤ λ_max(on)), Weyl (λ_min(½(V_on+V_off)) ≥
+    ½(μ_on+μ_off) ≥ μ_on), the κ⁻¹ ordering, and whether the chain-rule kernel ¼(V_on+V_off) has λ_min ≥ μ_on."""
+    rows = []
+    for name, g in spectra.groupby("data", sort=False):
+        s = g.set_index("kernel")
+        on, off, half, quarter = (s.loc[k] for k in ("on", "off", "co2 (½, paper)", "co2 (¼, chain rule)"))
+        tol = rtol * on.lambda_max
+        rows.append(
+            {
+                "data": name,
+                "mu_on": on.lambda_min,
+                "mu_off": off.lambda_min,
+                "mu_half": half.lambda_min,
+                "mu_quarter": quarter.lambda_min,
+                "psd": bool(on.lambda_min > -tol),
+                "interlacing": bool(off.lambda_min >= on.lambda_min - tol and off.lambda_max <= on.lambda_max + tol),
+                "weyl": bool(half.lambda_min >= 0.5 * (on.lambda_min + off.lambda_min) - tol >= on.lambda_min - 2 * tol),
+                "inv_cond_order": bool(off.inv_cond >= on.inv_cond - rtol and half.inv_cond >= on.inv_cond - rtol),
+                "half_beats_on": bool(half.lambda_min >= on.lambda_min - tol),
+                "quarter_beats_on": bool(quarter.lambda_min >= on.lambda_min - tol),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def finite_width_table(widths: tuple[int, ...] | list[int], inits: int, alpha: float = 0.5) -> pd.DataFrame:
+    """T2: spectra of the empirical t = 0 kernels K_V (on, off, ½(on+off)) and K_G on data A and B for every width
+    and init seed; raises AssertionError if an exact fact at t = 0 fails (same function, K_V^off = block diagonal
+    of K_V^on, equal γ-kernels, λ_min ordering)."""
+    rows = []
+    for name, make in TOY_DATA.items():
+        d = make(0)
+        for m in widths:
+            for s in range(inits):
+                on, off = init_params(d, m, alpha, seed=s)
+                kon, koff = empirical_kernels(on, d), empirical_kernels(off, d)
+                if not np.allclose(kon["F"], koff["F"], atol=1e-12):
+                    raise AssertionError(f"data {name}, width {m}, seed {s}: same init must give the same function")
+                if not np.allclose(koff["K_V"], kon["K_V"] * d.mask(), atol=1e-10):
+                    raise AssertionError(f"data {name}, width {m}, seed {s}: K_V^off is not the block diagonal of K_V^on")
+                if not np.allclose(kon["K_G"], koff["K_G"], atol=1e-12):
+                    raise AssertionError(f"data {name}, width {m}, seed {s}: the γ-kernels differ at t = 0")
+                kernels = {"on": kon["K_V"], "off": koff["K_V"], "co2 (½, paper)": 0.5 * (kon["K_V"] + koff["K_V"])}
+                spec = {k: spectrum(K) for k, K in kernels.items()}
+                tol = 1e-9 * spec["on"]["lambda_max"]
+                if not min(spec["off"]["lambda_min"], spec["co2 (½, paper)"]["lambda_min"]) >= spec["on"]["lambda_min"] - tol:
+                    raise AssertionError(f"data {name}, width {m}, seed {s}: λ_min ordering of the K_V kernels fails")
+                rows += [{"data": name, "width": m, "seed": s, "kernel": k, **v} for k, v in spec.items()]
+                rows.append({"data": name, "width": m, "seed": s, "kernel": "G (γ-part)", **spectrum(kon["K_G"])})
+    return pd.DataFrame(rows)
+
+
+def gd_tables(width: int, steps: int, seeds_b: int, alpha: float = 0.5, every: int = 5) -> dict[str, pd.DataFrame]:
+    """T3/T4: GD loss curves of every variant (data A at seed 0, data B at ``seeds_b`` seeds; every ``every``-th
+    step), final losses and late slopes (``finals``), and the t = 0 rate bounds at seed 0 (``bounds``)."""
+    curves, finals, bounds = [], [], []
+    for name, n_seeds in (("A", 1), ("B", seeds_b)):
+        for s in range(n_seeds):
+            d = TOY_DATA[name](s)
+            for v in VARIANTS:
+                r = gd_losses(d, v, m=width, alpha=alpha, steps=steps, seed=s)
+                L = r["loss"]
+                finals.append(
+                    {"data": name, "seed": s, "variant": v, "final_loss": L[-1], "late_slope": late_slope(L), "lr": r["lr"]}
+                )
+                curves += [{"data": name, "seed": s, "variant": v, "step": t, "loss": L[t]} for t in range(0, L.size, every)]
+                if s == 0:
+                    b = rate_bound(d, v, m=width, alpha=alpha, steps=steps, seed=0)
+                    bounds += [{"data": name, "variant": v, "step": t, "bound": b[t]} for t in range(0, b.size, every)]
+    return {"curves": pd.DataFrame(curves), "finals": pd.DataFrame(finals), "bounds": pd.DataFrame(bounds)}
+
+
+def gd_ordering(finals: pd.DataFrame, data: str = "B") -> pd.DataFrame:
+    """Per seed of ``data``: whether T3's expected ordering holds (spec §3.5: L(co2x2) < L(on)/3, L(co2) < L(on)/2,
+    L(off) < L(on)/10 and a steeper late log-slope for co2x2 than for on), with the final losses."""
+    rows = []
+    for s, g in finals[finals.data == data].groupby("seed"):
+        L, sl = g.set_index("variant").final_loss, g.set_index("variant").late_slope
+        ok = L["co2x2"] < L["on"] / 3 and L["co2"] < L["on"] / 2 and L["off"] < L["on"] / 10 and sl["co2x2"] < sl["on"]
+        rows.append({"seed": int(s), **{f"L_{v}": float(L[v]) for v in VARIANTS}, "holds": bool(ok)})
+    return pd.DataFrame(rows)
