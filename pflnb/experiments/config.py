@@ -15,6 +15,10 @@ from pflnb.fl.training import OPTIMIZERS
 PROFILES = ("smoke", "cpu", "paper")
 # Fields that do not change results and so stay out of the config hash.
 _UNHASHED = ("data_root", "device", "profile")
+# Fields hashed only away from their default, so that adding them kept every existing cache key: ``deterministic``
+# changes no CPU result, and on CUDA a record made without the determinism controls must not stand in for one made
+# with them (nor the other way round).
+_HASHED_IF_NOT_DEFAULT = {"deterministic": True}
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,8 @@ class ExperimentConfig:
     lr_decay: float = 1.0
     finetune_epochs: int = 1
     seed: int = 0
+    # CUDA determinism controls for the run (pflnb.determinism): identical records from identical configs on one GPU
+    deterministic: bool = True
     # bookkeeping (not hashed)
     profile: str = "cpu"
     data_root: str | None = None
@@ -69,7 +75,11 @@ class ExperimentConfig:
 
     def key(self) -> str:
         """Hash of every field that changes results (the results-cache key)."""
-        d = {k: v for k, v in self.to_dict().items() if k not in _UNHASHED}
+        d = {
+            k: v
+            for k, v in self.to_dict().items()
+            if k not in _UNHASHED and not (k in _HASHED_IF_NOT_DEFAULT and v == _HASHED_IF_NOT_DEFAULT[k])
+        }
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def data_spec(self) -> DataSpec:
@@ -124,6 +134,8 @@ class ExperimentConfig:
 
         if self.profile not in PROFILES:
             raise ValueError(f"unknown profile {self.profile!r}; choose one of {PROFILES}")
+        if not isinstance(self.deterministic, bool):
+            raise ValueError(f"deterministic must be True or False, got {self.deterministic!r}")
         make_algorithm(self.method, self.method_params)
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")

@@ -11,6 +11,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+import pflnb
 from pflnb.algorithms import make_algorithm
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.experiments.config import ExperimentConfig
@@ -69,7 +70,8 @@ def run(
 
     ckpt = str(path.with_suffix(".ckpt")) if checkpoint_every else None
     t0 = time.perf_counter()
-    record = run_simulation(algorithm, data, model_fn, cfg.settings(progress, ckpt, checkpoint_every))
+    with pflnb.determinism(cfg.deterministic):  # CUDA determinism controls for the run (no effect on CPU results)
+        record = run_simulation(algorithm, data, model_fn, cfg.settings(progress, ckpt, checkpoint_every))
     record["wall_time_s"] = time.perf_counter() - t0
     record["config"] = cfg.to_dict()
     record["key"] = cfg.key()
