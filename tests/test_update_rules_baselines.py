@@ -251,7 +251,7 @@ PARTIAL_CASES = [
     # name, params, bn model, personal keys, expected-rule kwargs
     ("fedavg", {}, False, [], {}),
     ("fedavg", {"weights": "uniform"}, False, [], {"weights": "uniform"}),
-    ("fedavg", {"global_lr": 0.5}, False, [], {"global_lr": 0.5}),
+    ("fedavg", {"global_lr": 0.3}, False, [], {"global_lr": 0.3}),  # not 0.5: symmetric in w and the average
     ("fedavg", {}, True, [], {}),  # BN entries averaged like any other (running statistics included)
     ("fedprox", {"mu": 0.7}, False, [], {"mu": 0.7}),
     ("fedprox", {"mu": 0.7, "prox_squared": False}, False, [], {"mu": 0.7, "squared": False}),
