@@ -12,7 +12,7 @@ THREADS ?= 1
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data test unit notebooks lint format reproduce ledger benchmark clean
+.PHONY: help env data test test-gpu unit notebooks lint format reproduce ledger benchmark clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -46,6 +46,13 @@ notebooks: env data ## nbmake run of every notebook on the smoke profile
 	PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q --nbmake --nbmake-timeout=600 notebooks
 
 test: env data lint unit notebooks ## everything CI runs: lint, unit tests, smoke notebooks
+
+# Tests marked `gpu` (pytest -m gpu) need CUDA and skip without it: CPU/GPU agreement and determinism of every
+# method, every notebook at the smoke profile with PFLNB_DEVICE=cuda, and the first round of each paper profile
+# on data written in the real formats. CUBLAS_WORKSPACE_CONFIG must be set before CUDA starts (importing pflnb does).
+test-gpu: env ## the tests marked gpu, on a CUDA machine (they skip without CUDA)
+	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu needs CUDA: torch.cuda.is_available() is False')"
+	CUBLAS_WORKSPACE_CONFIG=:4096:8 PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q -m gpu -rs tests
 
 reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time, THREADS=1 per kernel) into executed/
 	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE) --threads $(THREADS)

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
-import torch
+# cuBLAS is deterministic only with a fixed workspace, and it reads this setting when PyTorch first creates its
+# cuBLAS handle: set it before torch touches CUDA (importing pflnb does; a value the user exported is kept and
+# checked by ``determinism``). ":4096:8" is NVIDIA's recommended value (8 buffers of 4 MiB).
+CUBLAS_WORKSPACE_CONFIG = ":4096:8"
+DETERMINISTIC_CUBLAS_CONFIGS = (":4096:8", ":16:8")
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)
+
+import torch  # noqa: E402  (after the cuBLAS setting)
 
 __version__ = "0.1.0"
 
@@ -32,3 +41,38 @@ def device(name: str | None = None) -> torch.device:
     if name in (None, "", "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
+
+
+@contextlib.contextmanager
+def determinism(enabled: bool = True) -> Iterator[None]:
+    """Within the block, runs repeat bit for bit on the same device: deterministic algorithms only (an op without
+    a deterministic implementation raises instead of running), cuDNN's deterministic kernels and no cuDNN
+    benchmarking, and a fixed cuBLAS workspace (``CUBLAS_WORKSPACE_CONFIG``). The previous settings come back
+    on exit. ``enabled=False`` changes nothing. On the CPU the controls cost nothing and change no result of
+    pflnb's code (its CPU kernels are deterministic for a fixed thread count already)."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"deterministic must be True or False, got {enabled!r}")
+    if not enabled:
+        yield
+        return
+    workspace = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
+    if workspace not in DETERMINISTIC_CUBLAS_CONFIGS:
+        raise RuntimeError(
+            f"deterministic runs need CUBLAS_WORKSPACE_CONFIG in {DETERMINISTIC_CUBLAS_CONFIGS} before CUDA starts, "
+            f"got {workspace!r}: export CUBLAS_WORKSPACE_CONFIG={CUBLAS_WORKSPACE_CONFIG} (or unset it; importing pflnb "
+            "sets it) or run with deterministic=False"
+        )
+    cudnn = torch.backends.cudnn
+    saved = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        cudnn.benchmark,
+        cudnn.deterministic,
+    )
+    torch.use_deterministic_algorithms(True, warn_only=False)
+    cudnn.benchmark, cudnn.deterministic = False, True
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(saved[0], warn_only=saved[1])
+        cudnn.benchmark, cudnn.deterministic = saved[2], saved[3]

@@ -52,6 +52,9 @@ FA_INPUTS = ("weights", "updates")
 MASKS = ("none", "shared", "personal")
 BN_RULES = ("follow", "local")
 BIAS_RULES = ("follow", "local")
+# The shared/personal masks are host-side bookkeeping (they come from seeded CPU generators and from the factor
+# analysis in numpy); every use moves them to the tensor they select rows of (``_rows``, ``mask.to(...)``).
+MASK_DEVICE = torch.device("cpu")
 
 
 @dataclass(frozen=True)
@@ -197,8 +200,8 @@ def row_grad_mask(model: nn.Module, keep: dict[str, torch.Tensor]) -> Iterator[N
 
 def random_mask(d: int, n_shared: int, gen: torch.Generator) -> torch.Tensor:
     """A random shared mask with ``n_shared`` of ``d`` elements shared."""
-    mask = torch.zeros(d, dtype=torch.bool)
-    mask[torch.randperm(d, generator=gen)[:n_shared]] = True
+    mask = torch.zeros(d, dtype=torch.bool, device=gen.device)
+    mask[torch.randperm(d, generator=gen, device=gen.device)[:n_shared]] = True
     return mask
 
 
@@ -264,18 +267,19 @@ class FedFac(Algorithm):
         fa: dict[str, Any] = {}
         for lay in layers:
             if p.partition == "given":
-                idx = torch.as_tensor(p.given, dtype=torch.long)
+                idx = torch.as_tensor(p.given, dtype=torch.long, device=MASK_DEVICE)
                 if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= lay.size):
                     raise ValueError(f"given: indices must be in 0..{lay.size - 1}")
-                masks[lay.name] = torch.zeros(lay.size, dtype=torch.bool).index_fill_(0, idx, True)
+                masks[lay.name] = torch.zeros(lay.size, dtype=torch.bool, device=MASK_DEVICE).index_fill_(0, idx, True)
             elif p.partition in ("random_fixed", "random_redrawn"):
                 masks[lay.name] = random_mask(lay.size, self._n_shared(lay.size), ctx.generator("random-split", lay.name))
             elif p.mode == "dynamic":
-                masks[lay.name] = torch.ones(lay.size, dtype=torch.bool)
+                masks[lay.name] = torch.ones(lay.size, dtype=torch.bool, device=MASK_DEVICE)
         if p.partition == "fa" and p.mode == "static":
             cids = list(range(ctx.num_clients))
             if p.warm_clients and p.warm_clients < len(cids):
-                cids = sorted(torch.randperm(len(cids), generator=ctx.generator("warm-clients"))[: p.warm_clients].tolist())
+                gen = ctx.generator("warm-clients")
+                cids = sorted(torch.randperm(len(cids), generator=gen, device=gen.device)[: p.warm_clients].tolist())
             warm = []
             for cid in cids:
                 model = ctx.load(init_state)

@@ -76,7 +76,7 @@ class PerFedAvg(PartialFedAvg):
         gen = ctx.generator("finetune", key)
         model.train()
         for _ in range(self.params.eval_steps):
-            idx = next(batch_indices(len(data), ctx.optim.batch_size, gen))
+            idx = next(batch_indices(len(data), ctx.optim.batch_size, gen)).to(data.y.device)
             _, g = _grads(model, data.x[idx], data.y[idx])
             with torch.no_grad():
                 for p, gi in zip(model.parameters(), g):

@@ -125,7 +125,8 @@ class APFL(PartialFedAvg):
         w = ctx.load(server["model"])
         v = ctx.load(client["v"], "personal")
         opt_w, opt_v = make_optimizer(w.parameters(), ctx.optim), make_optimizer(v.parameters(), ctx.optim)
-        alpha = torch.tensor(client["alpha"], requires_grad=self.params.adaptive)
+        p0 = next(v.parameters())
+        alpha = torch.tensor(client["alpha"], dtype=p0.dtype, device=p0.device, requires_grad=self.params.adaptive)
         alpha_lr = ctx.optim.lr if self.params.alpha_lr is None else self.params.alpha_lr
         w.train()
         v.train()

@@ -92,7 +92,8 @@ def per_key(blocks: list[tuple[str, list[str]]], lam: np.ndarray) -> dict[str, f
 
 
 def _fresh_state(ctx: Any, *key: int | str) -> S.State:
-    seed = int(torch.randint(0, 2**62, (1,), generator=ctx.generator(*key)))
+    gen = ctx.generator(*key)
+    seed = int(torch.randint(0, 2**62, (1,), generator=gen, device=gen.device))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = ctx.model_fn()
@@ -187,7 +188,8 @@ class PMixFed(Algorithm):
             return np.full(n, p.mu0 if lam is None else lam)
         if p.mu_mode == "beta":
             a = beta_alpha_schedule(ctx.round, p.horizon, p.beta_schedule, p.beta_alpha)
-            seed = int(torch.randint(0, 2**62, (1,), generator=ctx.generator("beta", stage, *key)))
+            gen = ctx.generator("beta", stage, *key)
+            seed = int(torch.randint(0, 2**62, (1,), generator=gen, device=gen.device))
             return np.random.default_rng(seed).beta(a, a, size=n)
         return lambda_broadcast(mu, n, p.c) if stage == "broadcast" else lambda_aggregate(mu, n, p.c)
 

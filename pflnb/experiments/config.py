@@ -17,6 +17,10 @@ from pflnb.fl.training import OPTIMIZERS
 PROFILES = ("smoke", "cpu", "paper")
 # Fields that do not change results and so stay out of the config hash.
 _UNHASHED = ("data_root", "device", "profile")
+# Fields hashed only away from their default, so that adding them kept every existing cache key: ``deterministic``
+# changes no CPU result, and on CUDA a record made without the determinism controls must not stand in for one made
+# with them (nor the other way round).
+_HASHED_IF_NOT_DEFAULT = {"deterministic": True}
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,8 @@ class ExperimentConfig:
     # execution: torch intra-op and BLAS/OpenMP threads while the run executes; hashed, since results on the CPU
     # depend on the thread count (reductions split differently)
     threads: int = 1
+    # CUDA determinism controls for the run (pflnb.determinism): identical records from identical configs on one GPU
+    deterministic: bool = True
     # bookkeeping (not hashed)
     profile: str = "cpu"
     data_root: str | None = None
@@ -75,7 +81,11 @@ class ExperimentConfig:
 
     def key(self) -> str:
         """Hash of every field that changes results (the results-cache key)."""
-        d = {k: v for k, v in self.to_dict().items() if k not in _UNHASHED}
+        d = {
+            k: v
+            for k, v in self.to_dict().items()
+            if k not in _UNHASHED and not (k in _HASHED_IF_NOT_DEFAULT and v == _HASHED_IF_NOT_DEFAULT[k])
+        }
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def data_spec(self) -> DataSpec:
@@ -152,6 +162,8 @@ class ExperimentConfig:
             _check_float(f"fractions[{i}]", v, 0.0, 1.0, True, True)
         if self.profile not in PROFILES:
             raise ValueError(f"unknown profile {self.profile!r}; choose one of {PROFILES}")
+        if not isinstance(self.deterministic, bool):
+            raise ValueError(f"deterministic must be True or False, got {self.deterministic!r}")
         _check_method(self.method, self.method_params)
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")

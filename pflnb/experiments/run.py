@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+import pflnb
 from pflnb.algorithms import make_algorithm
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.experiments.config import ExperimentConfig
@@ -211,7 +212,8 @@ def run(
 
         settings = cfg.settings(progress, str(ckpt) if checkpoint_every else None, checkpoint_every)
         settings.checkpoint_tag = cfg.key()
-        record = run_simulation(algorithm, data, model_fn, settings)
+        with pflnb.determinism(cfg.deterministic):  # CUDA determinism controls for the run (no effect on CPU results)
+            record = run_simulation(algorithm, data, model_fn, settings)
         record["threads"] = torch.get_num_threads()
     record["device"] = settings.device
     record["status"] = "diverged" if "divergence" in record else "finished"

@@ -137,7 +137,8 @@ def sample_clients(ctx: Context, participation: float) -> list[int]:
     k = max(1, math.floor(participation * n + 0.5))
     if k >= n:
         return list(range(n))
-    perm = torch.randperm(n, generator=ctx.generator("sample"))
+    gen = ctx.generator("sample")
+    perm = torch.randperm(n, generator=gen, device=gen.device)
     return sorted(perm[:k].tolist())
 
 

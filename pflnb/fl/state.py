@@ -46,7 +46,10 @@ def weighted_average(states: Sequence[Mapping[str, torch.Tensor]], weights: Sequ
     if len(states) == 0:
         raise ValueError("weighted_average needs at least one state")
     keys = _check_keys(states)
-    w = torch.ones(len(states), dtype=torch.float64) if weights is None else torch.as_tensor(weights, dtype=torch.float64)
+    # the weights are host-side scalars (read back with tolist), so they live on the CPU whatever the states' device
+    cpu = torch.device("cpu")
+    raw = [1.0] * len(states) if weights is None else weights
+    w = torch.as_tensor(raw, dtype=torch.float64, device=cpu)
     if w.shape[0] != len(states) or bool((w < 0).any()) or float(w.sum()) <= 0:
         raise ValueError("weights must be non-negative, one per state, with a positive sum")
     w = w / w.sum()

@@ -41,7 +41,8 @@ def batch_indices(
 ) -> Iterator[torch.Tensor]:
     """Index batches of one epoch over n samples; a trailing batch of one sample is always dropped
     (BatchNorm cannot train on it) unless it is the only batch."""
-    order = torch.randperm(n, generator=generator) if shuffle else torch.arange(n)
+    dev = generator.device  # indices live with their generator (the CPU); epoch_batches moves them to the data
+    order = torch.randperm(n, generator=generator, device=dev) if shuffle else torch.arange(n, device=dev)
     for start in range(0, n, batch_size):
         idx = order[start : start + batch_size]
         if len(idx) < batch_size and (drop_last or (len(idx) == 1 and start > 0)):

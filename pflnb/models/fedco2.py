@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from pflnb.models.base import PFLModel
+from pflnb.models.pooling import AdaptiveAvgPool2d
 
 
 def fc_block(d_in: int, hidden: tuple[int, ...], num_classes: int, first_bn: int) -> nn.Sequential:
@@ -84,7 +85,7 @@ class CO2AlexNet(PFLModel):
             setattr(self, f"conv{i}", nn.Conv2d(ci, co, k, s, p))
             setattr(self, f"bn{i}", nn.BatchNorm2d(co))
         self.pool = nn.MaxPool2d(3, 2)
-        self.avgpool = nn.AdaptiveAvgPool2d((6, 6))
+        self.avgpool = AdaptiveAvgPool2d((6, 6))  # CUDA-deterministic backward
         self.relu = nn.ReLU()
         self.feat_dim = 256 * 6 * 6
         self.head = fc_block(self.feat_dim, (4096, 4096), num_classes, first_bn=6)

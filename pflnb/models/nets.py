@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from pflnb.models.base import PFLModel
+from pflnb.models.pooling import AdaptiveAvgPool2d
 
 
 def _conv_out(size: int, pools: int) -> int:
@@ -147,7 +148,7 @@ class AlexNetBN(PFLModel):
         self.bn4 = nn.BatchNorm2d(256)
         self.conv5 = nn.Conv2d(256, 256, 3, 1, 1)
         self.bn5 = nn.BatchNorm2d(256)
-        self.avgpool = nn.AdaptiveAvgPool2d((6, 6))
+        self.avgpool = AdaptiveAvgPool2d((6, 6))  # CUDA-deterministic backward
         self.fc1 = nn.Linear(256 * 6 * 6, 4096)
         self.bn6 = nn.BatchNorm1d(4096)
         self.fc2 = nn.Linear(4096, 4096)

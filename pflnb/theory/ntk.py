@@ -181,7 +181,7 @@ def dense_ntk_trace(model: nn.Module, x: torch.Tensor) -> float:
             if any(o.dim() != 2 for o in outs):
                 raise ValueError("dense_ntk_trace needs 2-D (batch × features) layer inputs")
             a2 = [saved[m][0].double().pow(2).sum(1) for m in linears]
-            total = torch.zeros((), dtype=torch.float64)
+            total = torch.zeros((), dtype=torch.float64, device=out.device)
             for k in range(out.shape[1]):
                 grads = torch.autograd.grad(out[:, k].sum(), outs, retain_graph=k < out.shape[1] - 1)
                 for m, g, a in zip(linears, grads, a2):

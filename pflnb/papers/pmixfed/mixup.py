@@ -15,6 +15,8 @@ from math import comb
 import numpy as np
 import torch
 
+HOST = torch.device("cpu")  # numpy in, numpy out: the torch Adam identities run on the host
+
 GradFn = Callable[[np.ndarray], np.ndarray]
 
 
@@ -104,21 +106,21 @@ def e1_residuals(lam: float, lr: float, clients: Sequence[Quadratic], omega: np.
 # ------------------------------------------------------------------------------------------ E4 (Adam)
 def adam_first_step(w: np.ndarray, grad: np.ndarray, lr: float) -> np.ndarray:
     """One step of torch's Adam from a fresh state (float64)."""
-    p = torch.nn.Parameter(torch.tensor(w, dtype=torch.float64))
+    p = torch.nn.Parameter(torch.tensor(w, dtype=torch.float64, device=HOST))
     opt = torch.optim.Adam([p], lr=lr)
-    p.grad = torch.tensor(grad, dtype=torch.float64)
+    p.grad = torch.tensor(grad, dtype=torch.float64, device=HOST)
     opt.step()
-    return p.detach().numpy().copy()
+    return p.detach().cpu().numpy().copy()
 
 
 def adam_steps(w: np.ndarray, grad: GradFn, lr: float, steps: int) -> np.ndarray:
     """``steps`` steps of torch's Adam (fresh state, float64) on the gradient field ``grad``."""
-    p = torch.nn.Parameter(torch.tensor(w, dtype=torch.float64))
+    p = torch.nn.Parameter(torch.tensor(w, dtype=torch.float64, device=HOST))
     opt = torch.optim.Adam([p], lr=lr)
     for _ in range(steps):
-        p.grad = torch.tensor(grad(p.detach().numpy()), dtype=torch.float64)
+        p.grad = torch.tensor(grad(p.detach().cpu().numpy()), dtype=torch.float64, device=HOST)
         opt.step()
-    return p.detach().numpy().copy()
+    return p.detach().cpu().numpy().copy()
 
 
 # ------------------------------------------------------------------------------------------ E5 / E6
@@ -204,13 +206,13 @@ def deviation_simulated(q: Quadratic, w0: np.ndarray, lr: float, lam: float, ste
 
 def adam_trajectory(w: np.ndarray, grad: GradFn, lr: float, steps: int) -> np.ndarray:
     """Iterates (steps + 1, d) of torch's Adam (fresh state, float64) from ``w``."""
-    p = torch.nn.Parameter(torch.tensor(w, dtype=torch.float64))
+    p = torch.nn.Parameter(torch.tensor(w, dtype=torch.float64, device=HOST))
     opt = torch.optim.Adam([p], lr=lr)
-    out = [p.detach().numpy().copy()]
+    out = [p.detach().cpu().numpy().copy()]
     for _ in range(steps):
-        p.grad = torch.tensor(grad(p.detach().numpy()), dtype=torch.float64)
+        p.grad = torch.tensor(grad(p.detach().cpu().numpy()), dtype=torch.float64, device=HOST)
         opt.step()
-        out.append(p.detach().numpy().copy())
+        out.append(p.detach().cpu().numpy().copy())
     return np.stack(out)
 
 
