@@ -8,6 +8,12 @@ STAMP := $(VENV)/.pflnb-installed
 FMNIST := /usr/share/datasets/fashion-mnist
 PROFILE ?= cpu
 WORKERS ?= 2
+# BACKEND=ray runs each notebook's sweeps as Ray tasks: on RAY_ADDRESS (auto, HOST:PORT, ray://HOST:10001) or, when
+# empty, on one local Ray instance shared by all notebooks; RAY_CPUS / RAY_GPUS are the resources of each run.
+BACKEND ?= local
+RAY_ADDRESS ?=
+RAY_CPUS ?= 1
+RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
@@ -46,8 +52,9 @@ notebooks: env data ## nbmake run of every notebook on the smoke profile
 
 test: env data lint unit notebooks ## everything CI runs: lint, unit tests, smoke notebooks
 
-reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time) into executed/
-	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE)
+reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time, or BACKEND=ray) into executed/
+	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \
+	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE)
 
 benchmark: env data ## client-steps per second and peak memory of the engine; serial vs worker-process batches
 	$(PY) benchmarks/engine_throughput.py --threads 1 2

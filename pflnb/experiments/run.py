@@ -33,6 +33,19 @@ def cache_path(cfg: ExperimentConfig, root: Path | None = None) -> Path:
     return (root or results_root()) / cfg.profile / f"{cfg.method}-{cfg.key()}.json"
 
 
+def write_record(path: Path, record: dict[str, Any]) -> None:
+    """Write a run record to the cache atomically (a temporary file in the same folder, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".json.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w") as f:
+            json.dump(record, f)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 def run(
     cfg: ExperimentConfig,
     *,
@@ -107,17 +120,37 @@ def _run_quiet(cfg: ExperimentConfig, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_many(
-    configs: Iterable[ExperimentConfig], *, progress: bool = True, workers: int | None = None, **kwargs: Any
+    configs: Iterable[ExperimentConfig],
+    *,
+    progress: bool = True,
+    workers: int | None = None,
+    backend: str | None = None,
+    address: str | None = None,
+    resources: Any = None,
+    **kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Run several configs (cached ones are loaded) with one progress bar; records come back in input order.
 
     ``workers`` > 1 (default: ``$PFLNB_WORKERS``, else 1) runs the uncached configs in that many spawned
     processes, each with this process's torch thread count. Every run is seeded from its own config, so the
     records equal a serial run's. ``kwargs`` go to :func:`run` and must be picklable when ``workers`` > 1.
+    ``backend="ray"`` (default: ``$PFLNB_BACKEND``, else ``local``) runs each uncached config as a task on the
+    Ray cluster at ``address`` with per-run ``resources``; see :mod:`pflnb.experiments.ray_backend`.
     """
+    from pflnb.experiments import ray_backend
+
     configs = list(configs)
     for cfg in configs:  # fail on any bad config before the first run starts
         cfg.validate()
+    backend = ray_backend.default_backend() if backend is None else backend
+    if backend == "ray":
+        if workers not in (None, 1):
+            raise ValueError(f"workers={workers} applies to backend='local'; with backend='ray' choose resources per run")
+        return ray_backend.run_many_ray(configs, progress=progress, address=address, resources=resources, **kwargs)
+    if backend != "local":
+        raise ValueError(f"backend must be one of {ray_backend.BACKENDS}, got {backend!r}")
+    if address is not None or resources is not None:
+        raise ValueError("address and resources apply to backend='ray' only")
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
