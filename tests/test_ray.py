@@ -159,3 +159,24 @@ def test_task_threads_follow_the_config_then_the_cpu_share():
     assert rb.run_threads(cfg, {"num_cpus": 1}) == 1
     assert rb.run_threads(cfg, {"num_cpus": 0.5}) == 1
     assert rb.run_threads(cfg, {"num_cpus": 3}) == 3
+
+
+def test_local_start_is_tried_again_when_ray_times_out(monkeypatch):
+    ray = pytest.importorskip("ray")
+    calls = []
+
+    def fake_init(**kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise Exception("The current node timed out during startup. ...")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", fake_init)
+    monkeypatch.setattr(rb, "_stop_partial_start", lambda: calls.append("stopped"))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.warns(UserWarning, match="attempt 2 of 3"):
+        rb.connect(None, num_cpus=2)
+    assert calls[1] == "stopped" and calls[0] == calls[2] == {"logging_level": 30, "num_cpus": 2, "include_dashboard": False}
+    monkeypatch.setattr(ray, "init", lambda **kw: (_ for _ in ()).throw(Exception("timed out during startup")))
+    with pytest.raises(Exception, match="timed out during startup"), pytest.warns(UserWarning):
+        rb.connect(None, num_cpus=2)

@@ -35,6 +35,9 @@ from pflnb.experiments.config import ExperimentConfig
 BACKENDS = ("local", "ray")
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources")
 DEFAULT_MAX_RETRIES = 2
+# Ray's raylet waits about 15 s for its helper processes (Python) to report their ports and aborts past that; on a
+# machine whose cores are shared by many jobs that can happen, and the next start usually makes it.
+START_ATTEMPTS = 3
 Resources = dict[str, Any] | Callable[[ExperimentConfig], dict[str, Any]]
 
 # Set when this process started the local Ray instance (then a run asking for more than it has can never start).
@@ -149,8 +152,31 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
         raise ValueError(f"num_cpus must be >= 1, got {num_cpus}")
     joins_env_cluster = bool(os.environ.get("RAY_ADDRESS"))
     kwargs: dict[str, Any] = {} if joins_env_cluster else {"num_cpus": num_cpus or _machine_cpus(), "include_dashboard": False}
-    ray.init(logging_level=logging.WARNING, **kwargs)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            ray.init(logging_level=logging.WARNING, **kwargs)
+            break
+        except Exception as err:  # Ray raises a bare Exception when its helper processes start too slowly
+            if joins_env_cluster or "timed out during startup" not in str(err) or attempt == START_ATTEMPTS:
+                raise
+            _stop_partial_start()
+            warnings.warn(f"Ray's local start timed out (busy machine?); attempt {attempt + 1} of {START_ATTEMPTS}", stacklevel=2)
     _started_local = not joins_env_cluster
+
+
+def _stop_partial_start() -> None:
+    """End the helper processes that a failed local start left running (this process's children from the ray package)."""
+    import psutil
+    import ray
+
+    ray_dir = os.path.dirname(ray.__file__)
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if any(ray_dir in part for part in child.cmdline()):
+                child.kill()
+        except psutil.Error:
+            pass
+    ray.shutdown()
 
 
 @contextmanager
