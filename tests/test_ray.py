@@ -130,6 +130,28 @@ def test_per_run_resources_set_threads_and_unfit_runs_fail_early(cluster, tmp_pa
         run_many(configs, cache=False, progress=False, backend="ray", resources={"num_cpus": 3})
 
 
+@pytest.mark.ray
+def test_notebook_kernel_joins_the_cluster_named_in_the_environment(cluster, serial, tmp_path):
+    """What `make reproduce BACKEND=ray` does: the kernel's run_many reads PFLNB_BACKEND and PFLNB_RAY_ADDRESS."""
+    import subprocess
+
+    address = cluster.get_runtime_context().gcs_address
+    code = (
+        "import ray\n"
+        "from pflnb.experiments import run_many\n"
+        "from pflnb.experiments.baselines import baseline_config\n"
+        f"run_many([baseline_config('smoke', 'feature-shift')], root={str(tmp_path)!r}, progress=False)\n"
+        "print('joined', ray.get_runtime_context().gcs_address)\n"
+    )
+    path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PFLNB_BACKEND": "ray", "PFLNB_RAY_ADDRESS": address, "PYTHONPATH": path}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"joined {address}" in out.stdout
+    cfg = _configs()[0]
+    assert _comparable(json.loads(cache_path(cfg, tmp_path).read_text())) == serial[0]
+
+
 def test_backend_arguments_are_checked_before_any_run(monkeypatch, tmp_path):
     configs = _configs()[:1]
     with pytest.raises(ValueError, match="backend must be one of"):
