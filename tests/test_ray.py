@@ -137,10 +137,11 @@ def test_notebook_kernel_joins_the_cluster_named_in_the_environment(cluster, ser
 
     address = cluster.get_runtime_context().gcs_address
     code = (
+        "from pathlib import Path\n"
         "import ray\n"
         "from pflnb.experiments import run_many\n"
         "from pflnb.experiments.baselines import baseline_config\n"
-        f"run_many([baseline_config('smoke', 'feature-shift')], root={str(tmp_path)!r}, progress=False)\n"
+        f"run_many([baseline_config('smoke', 'feature-shift')], root=Path({str(tmp_path)!r}), progress=False)\n"
         "print('joined', ray.get_runtime_context().gcs_address)\n"
     )
     path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))
