@@ -9,6 +9,12 @@ FMNIST := /usr/share/datasets/fashion-mnist
 PROFILE ?= cpu
 WORKERS ?= 2
 THREADS ?= 1
+# BACKEND=ray runs each notebook's sweeps as Ray tasks: on RAY_ADDRESS (auto, HOST:PORT, ray://HOST:10001) or, when
+# empty, on one local Ray instance shared by all notebooks; RAY_CPUS / RAY_GPUS are the resources of each run.
+BACKEND ?= local
+RAY_ADDRESS ?=
+RAY_CPUS ?= 1
+RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
@@ -54,8 +60,9 @@ test-gpu: env ## the tests marked gpu, on a CUDA machine (they skip without CUDA
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu needs CUDA: torch.cuda.is_available() is False')"
 	CUBLAS_WORKSPACE_CONFIG=:4096:8 PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q -m gpu -rs tests
 
-reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time, THREADS=1 per kernel) into executed/
-	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE) --threads $(THREADS)
+reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time or BACKEND=ray, THREADS=1 per kernel) into executed/
+	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \
+	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE) --threads $(THREADS)
 	$(VENV)/bin/pflnb claims --update-readme
 
 ledger: env ## print every paper's claims and verdicts; rewrite the README's results overview from figures/*/claims.csv

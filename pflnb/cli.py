@@ -102,6 +102,42 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workers", type=int, default=None, metavar="W", help="runs at a time in worker processes (default: $PFLNB_WORKERS or 1)"
     )
+    _add_ray(p)
+
+
+def _add_ray(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Ray cluster (see docs/notes-ray.md)")
+    g.add_argument("--backend", choices=("local", "ray"), default=None, help="where runs go (default: $PFLNB_BACKEND or local)")
+    g.add_argument("--address", default=None, help="Ray cluster: auto, HOST:PORT or ray://HOST:10001 (default: a local instance)")
+    g.add_argument("--ray-cpus", type=float, metavar="C", help="CPUs per run on Ray (default: $PFLNB_RAY_CPUS or 1)")
+    g.add_argument("--ray-gpus", type=float, metavar="G", help="GPUs per run on Ray, e.g. 0.25 (default: $PFLNB_RAY_GPUS or 0)")
+
+
+def _ray_resources(args: argparse.Namespace) -> dict[str, float] | None:
+    res = {k: v for k, v in (("num_cpus", args.ray_cpus), ("num_gpus", args.ray_gpus)) if v is not None}
+    return res or None
+
+
+def _set_ray_env(args: argparse.Namespace) -> None:
+    """Hand the Ray flags of ``pflnb reproduce`` to the notebooks (their run_many reads these variables)."""
+    import os
+
+    for name, value in (
+        ("PFLNB_BACKEND", args.backend),
+        ("PFLNB_RAY_ADDRESS", args.address),
+        ("PFLNB_RAY_CPUS", args.ray_cpus),
+        ("PFLNB_RAY_GPUS", args.ray_gpus),
+    ):
+        if value is not None:
+            os.environ[name] = str(value)
+
+
+def _cmd_reproduce_on_backend(args: argparse.Namespace) -> int:
+    from pflnb.experiments.ray_backend import shared_cluster
+
+    _set_ray_env(args)
+    with shared_cluster():  # with the ray backend and no address: one local Ray instance for all notebooks
+        return _cmd_reproduce(args)
 
 
 def _cmd_list(_: argparse.Namespace) -> int:
@@ -118,17 +154,27 @@ def _cmd_list(_: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
+    from pflnb.experiments.ray_backend import RunsFailed
     from pflnb.experiments.run import run_many
 
     configs = _configs(args, methods)
-    records = run_many(
-        configs,
-        progress=not args.quiet,
-        cache=not args.no_cache,
-        force=args.force,
-        checkpoint_every=args.checkpoint_every,
-        workers=args.workers,
-    )
+    try:
+        records = run_many(
+            configs,
+            progress=not args.quiet,
+            cache=not args.no_cache,
+            force=args.force,
+            checkpoint_every=args.checkpoint_every,
+            workers=args.workers,
+            backend=args.backend,
+            address=args.address,
+            resources=_ray_resources(args),
+        )
+    except RunsFailed as err:  # the finished runs are cached; show them, then what failed
+        if any(err.records):
+            _print_results([r for r in err.records if r is not None])
+        print(f"pflnb: error: {err}", file=sys.stderr)
+        return 1
     return EXIT_DIVERGED if _print_results(records) else 0
 
 
@@ -205,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("notebooks", nargs="*")
     p_rep.add_argument("--profile", default="cpu", choices=PROFILES)
     p_rep.add_argument("--quiet", action="store_true")
+    _add_ray(p_rep)
     p_rep.add_argument(
         "--threads", type=int, default=1, help="torch/BLAS threads of each notebook kernel (runs use their config's threads)"
     )
@@ -228,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_run(args, args.methods)
             if args.command == "claims":
                 return _cmd_claims(args)
-            return _cmd_reproduce(args)
+            return _cmd_reproduce_on_backend(args)
     except (ValueError, FileNotFoundError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2

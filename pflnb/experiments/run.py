@@ -158,6 +158,11 @@ def load_record(path: Path, cfg: ExperimentConfig | None = None) -> dict[str, An
     return record
 
 
+def write_record(path: Path, record: dict[str, Any]) -> None:
+    """Write a run record to the cache: strict JSON, atomically (:func:`write_json_atomic`)."""
+    write_json_atomic(path, record)
+
+
 def run(
     cfg: ExperimentConfig,
     *,
@@ -283,7 +288,14 @@ def _run_quiet(cfg: ExperimentConfig, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_many(
-    configs: Iterable[ExperimentConfig], *, progress: bool = True, workers: int | None = None, **kwargs: Any
+    configs: Iterable[ExperimentConfig],
+    *,
+    progress: bool = True,
+    workers: int | None = None,
+    backend: str | None = None,
+    address: str | None = None,
+    resources: Any = None,
+    **kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Run several configs (cached ones are loaded) with one progress bar; records come back in input order.
 
@@ -292,10 +304,23 @@ def run_many(
     seeded from its own config, so the records equal a serial run's. ``kwargs`` go to :func:`run` and must be
     picklable when ``workers`` > 1. Workers exit as soon as this process dies. Diverged runs come back as their
     records (``status`` "diverged") with a RunDivergedWarning each.
+    ``backend="ray"`` (default: ``$PFLNB_BACKEND``, else ``local``) runs each uncached config as a task on the
+    Ray cluster at ``address`` with per-run ``resources``; see :mod:`pflnb.experiments.ray_backend`.
     """
+    from pflnb.experiments import ray_backend
+
     configs = list(configs)
     for cfg in configs:  # fail on any bad config before the first run starts
         cfg.validate()
+    backend = ray_backend.default_backend() if backend is None else backend
+    if backend == "ray":
+        if workers not in (None, 1):
+            raise ValueError(f"workers={workers} applies to backend='local'; with backend='ray' choose resources per run")
+        return ray_backend.run_many_ray(configs, progress=progress, address=address, resources=resources, **kwargs)
+    if backend != "local":
+        raise ValueError(f"backend must be one of {ray_backend.BACKENDS}, got {backend!r}")
+    if address is not None or resources is not None:
+        raise ValueError("address and resources apply to backend='ray' only")
     workers = default_workers() if workers is None else workers
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
