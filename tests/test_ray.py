@@ -119,7 +119,7 @@ def test_dead_worker_is_retried_then_reported(cluster, serial, tmp_path):
 
 @pytest.mark.ray
 def test_per_run_resources_set_threads_and_unfit_runs_fail_early(cluster, tmp_path):
-    configs = _configs()[:2]
+    configs = [c.replace(threads=1 + c.seed) for c in _configs()[:2]]  # each run executes with its config's threads
     hook = functools.partial(_record_threads, str(tmp_path))
     resources = lambda cfg: {"num_cpus": 1 + cfg.seed}  # noqa: E731
     run_many(configs, cache=False, progress=False, backend="ray", resources=resources, data_hook=hook)
