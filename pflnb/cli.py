@@ -38,6 +38,8 @@ def _configs(args: argparse.Namespace, methods: list[str]) -> list:
         overrides["data_root"] = args.data_root
     if args.device:
         overrides["device"] = args.device
+    if getattr(args, "runner", None):
+        overrides["runner"] = args.runner
     seeds = args.seeds if args.seeds else profile_seeds(args.profile)
     base = profile_config(args.profile, args.dataset, **overrides)
     configs = [base.replace(method=m, method_params=params, seed=s) for m in methods for s in seeds]
@@ -62,6 +64,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", nargs="*", default=[], metavar="NAME=VALUE", help="method hyperparameters, e.g. mu=0.01")
     p.add_argument("--data-root", default=None, help="folder with real datasets (default: $PFLNB_DATA)")
     p.add_argument("--device", default=None, help="cpu, cuda or auto")
+    p.add_argument("--runner", default=None, help="client runner: auto, sequential or batched (default: $PFLNB_RUNNER or auto)")
     p.add_argument("--force", action="store_true", help="re-run even when a cached result exists")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

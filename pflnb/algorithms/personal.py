@@ -7,14 +7,14 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 from torch.func import functional_call
 
 from pflnb.algorithms.partial import PartialFedAvg, PartialParams
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
-from pflnb.fl.training import epoch_batches, make_optimizer, train_epochs
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult, Prox, ProxStep
+from pflnb.fl.training import epoch_batches, make_optimizer
 
 
 @dataclass(frozen=True)
@@ -49,42 +49,31 @@ class Ditto(PartialFedAvg):
         server, clients = super().init(ctx, init_state)
         return server, [{**c, "v": S.clone(init_state)} for c in clients]
 
-    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """FedAvg's local update of w, then personal_epochs on v with the proximal term toward w_g."""
-        up = super().local_train(ctx, cid, server, client)
-        lam, anchor = self.params.lam, {n: t.detach() for n, t in server["model"].items()}
-        v = ctx.load(client["v"], "personal")
-        data = ctx.client(cid).train
-        gen = ctx.generator("train-personal", cid)
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """FedAvg's local phases on w (slot ``main``), then ``personal_epochs`` on v (slot ``v``, stream
+        ``train-personal``) with (λ/2)‖v − w_g‖² in the loss (``prox="gradient"``) or the exact prox step
+        v ← (v + ηλ w_g)/(1 + ηλ) after each SGD step (``prox="proximal"``)."""
+        plan = super().local_plan(ctx, cid, server, client)
+        lam, names = self.params.lam, tuple(n for n, _ in ctx.model.named_parameters())
         if self.params.prox == "gradient":
-
-            def reg(model: nn.Module) -> torch.Tensor:
-                return 0.5 * lam * sum(((p - anchor[n]) ** 2).sum() for n, p in model.named_parameters())
-
-            m = train_epochs(v, data, ctx.optim, gen, self.params.personal_epochs, regularizer=reg if lam > 0 else None)
+            terms: dict[str, Any] = {"prox": Prox(lam, names) if lam > 0 else None}
         else:
-            m = self._proximal_epochs(ctx, v, data, gen, anchor)
-        up.client = {**up.client, "v": ctx.state_of(v)}
-        up.metrics.update(personal_loss=m["loss"], personal_steps=m["steps"])
-        return up
+            terms = {"after_step": ProxStep(lam, names)}
+        phase = Phase(
+            ctx.optim, model="v", stream="train-personal", epochs=self.params.personal_epochs, metric="personal_", **terms
+        )
+        plan.models["v"] = client["v"]
+        plan.anchors["global"] = server["model"]
+        plan.phases = (*plan.phases, phase)
+        return plan
 
-    def _proximal_epochs(self, ctx: Any, v: nn.Module, data: Any, gen: torch.Generator, anchor: S.State) -> dict[str, float]:
-        """SGD steps on the loss, each followed by v ← (v + ηλ w_g)/(1 + ηλ), the prox of (λ/2)‖v − w_g‖²."""
-        eta, lam = ctx.optim.lr, self.params.lam
-        opt = make_optimizer(v.parameters(), ctx.optim)
-        v.train()
-        total, steps = 0.0, 0
-        for _ in range(self.params.personal_epochs):
-            for x, y in epoch_batches(data, ctx.optim.batch_size, gen, ctx.optim.drop_last):
-                loss = F.cross_entropy(v(x), y)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                with torch.no_grad():
-                    for n, p in v.named_parameters():
-                        p.copy_((p + eta * lam * anchor[n]) / (1.0 + eta * lam))
-                total, steps = total + float(loss.detach()), steps + 1
-        return {"loss": total / max(steps, 1), "steps": steps}
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """FedAvg's update of w; the client also keeps its new v."""
+        up = super().finish_local(ctx, cid, server, client, plan, result)
+        up.client = {**up.client, "v": result.models["v"]}
+        return up
 
     def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:
         """The personal model v."""

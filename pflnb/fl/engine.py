@@ -18,7 +18,8 @@ from tqdm.auto import tqdm
 
 from pflnb.data import ClientData, FederatedDataset
 from pflnb.fl import state as S
-from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.algorithm import Algorithm
+from pflnb.fl.runner import RUNNERS, ClientRunner, make_runner
 from pflnb.fl.training import OptimConfig, evaluate
 from pflnb.models import PFLModel
 
@@ -92,16 +93,6 @@ class Context:
         return S.clone(model.state_dict())
 
 
-class SequentialRunner:
-    """Trains the sampled clients one after another (the default client runner)."""
-
-    def run(
-        self, algorithm: Algorithm, ctx: Context, server: dict[str, Any], clients: list[dict[str, Any]], selected: list[int]
-    ) -> dict[int, ClientUpdate]:
-        """Local work of every selected client, keyed by client id."""
-        return {cid: algorithm.local_train(ctx, cid, server, clients[cid]) for cid in selected}
-
-
 @dataclass
 class RunSettings:
     """Engine settings of one run."""
@@ -117,6 +108,7 @@ class RunSettings:
     progress: bool = True
     device: str | None = None
     stop_after: int | None = None  # stop (as if interrupted) after this round; for tests of resume
+    runner: str = "auto"  # client runner: "auto" (batched on CUDA where supported), "sequential" or "batched"
 
     def validate(self) -> None:
         """Raise ValueError for settings that cannot run."""
@@ -126,6 +118,8 @@ class RunSettings:
             raise ValueError(f"participation must be in (0, 1], got {self.participation}")
         if self.eval_every < 1:
             raise ValueError(f"eval_every must be >= 1, got {self.eval_every}")
+        if self.runner not in RUNNERS:
+            raise ValueError(f"runner must be one of {RUNNERS}, got {self.runner!r}")
 
 
 def sample_clients(ctx: Context, participation: float) -> list[int]:
@@ -136,18 +130,6 @@ def sample_clients(ctx: Context, participation: float) -> list[int]:
         return list(range(n))
     perm = torch.randperm(n, generator=ctx.generator("sample"))
     return sorted(perm[:k].tolist())
-
-
-def _evaluate_clients(algorithm: Algorithm, ctx: Context, server: dict, clients: list[dict]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"val_acc": [], "test_acc": [], "val_loss": [], "test_loss": []}
-    for cid in range(ctx.num_clients):
-        module = algorithm.eval_module(ctx, cid, server, clients[cid])
-        data = ctx.client(cid)
-        for split in ("val", "test"):
-            r = evaluate(module, data.split(split))
-            out[f"{split}_acc"].append(r["acc"])
-            out[f"{split}_loss"].append(r["loss"])
-    return out
 
 
 def _evaluate_unseen(algorithm: Algorithm, ctx: Context, server: dict) -> dict[str, list[float]]:
@@ -207,17 +189,17 @@ def run_simulation(
     data: FederatedDataset,
     model_fn: Callable[[], PFLModel],
     settings: RunSettings,
-    runner: SequentialRunner | None = None,
+    runner: ClientRunner | None = None,
 ) -> dict[str, Any]:
     """Run federated training and return the run record (JSON-serializable dict).
 
     The record holds per-round sampled clients, per-client train metrics, method internals and timings
     (``rounds``), per-client val/test accuracy and loss on evaluation rounds (``evals``), held-out
     clients before/after fine-tuning (``unseen``) and a ``summary``. With ``checkpoint_every`` and a
-    ``checkpoint_path``, state is saved every k rounds and an existing checkpoint is resumed.
+    ``checkpoint_path``, state is saved every k rounds and an existing checkpoint is resumed. Local training
+    and evaluation go through ``runner`` (default: ``settings.runner``, see :func:`pflnb.fl.runner.make_runner`).
     """
     settings.validate()
-    runner = runner or SequentialRunner()
     device = torch.device(settings.device) if settings.device else torch.device("cpu")
     data = data.to(device)
     with torch.random.fork_rng(devices=[]):
@@ -225,6 +207,7 @@ def run_simulation(
         init_model = model_fn()
     ctx = Context(data, model_fn, settings.optim, settings.seed, device, settings.finetune_epochs)
     init_state = S.to(S.clone(init_model.state_dict()), device)
+    runner = make_runner(settings.runner if runner is None else runner, algorithm, device, ctx.model)
     server, clients = algorithm.init(ctx, init_state)
     record: dict[str, Any] = {
         "method": algorithm.name,
@@ -262,7 +245,7 @@ def run_simulation(
             "internals": algorithm.round_internals(ctx, server, clients),
         }
         if t % settings.eval_every == 0 or t == settings.rounds:
-            ev = _evaluate_clients(algorithm, ctx, server, clients)
+            ev = runner.evaluate(algorithm, ctx, server, clients)
             extra = algorithm.extra_metrics(ctx, server, clients)
             record["evals"].append(to_jsonable({"round": t, **ev, **({"extra": extra} if extra else {})}))
             bar.set_postfix(val=f"{np.mean(ev['val_acc']):.3f}", test=f"{np.mean(ev['test_acc']):.3f}")
@@ -279,5 +262,6 @@ def run_simulation(
         ctx.optim = settings.optim.at_round(settings.rounds)
         record["unseen"] = _evaluate_unseen(algorithm, ctx, server)
     record["summary"] = summarize(record)
+    record["runner"] = {"name": runner.name, "notes": list(getattr(runner, "notes", []))}
     record["final"] = {"server": server, "clients": clients}
     return record
