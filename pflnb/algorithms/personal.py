@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 from torch.func import functional_call
 
 from pflnb.algorithms.partial import PartialFedAvg, PartialParams
@@ -14,7 +15,7 @@ from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
 from pflnb.fl.plan import LocalPlan, Phase, PlanResult, Prox, ProxStep
-from pflnb.fl.training import epoch_batches, make_optimizer
+from pflnb.fl.training import make_optimizer, train_epochs
 
 
 @dataclass(frozen=True)
@@ -110,41 +111,37 @@ class APFL(PartialFedAvg):
         return server, [{**c, "v": S.clone(init_state), "alpha": float(self.params.alpha)} for c in clients]
 
     def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """Per minibatch: one SGD step on w, one on v through the mixed model, one on α (when adaptive)."""
+        """Per minibatch: one SGD step on w (the training path), then, in its after-step hook, one on v through the
+        mixed model and one on α (when adaptive)."""
         w = ctx.load(server["model"])
         v = ctx.load(client["v"], "personal")
-        opt_w, opt_v = make_optimizer(w.parameters(), ctx.optim), make_optimizer(v.parameters(), ctx.optim)
+        opt_v = make_optimizer(v.parameters(), ctx.optim)
         alpha = torch.tensor(client["alpha"], requires_grad=self.params.adaptive)
         alpha_lr = ctx.optim.lr if self.params.alpha_lr is None else self.params.alpha_lr
-        w.train()
+        adaptive = self.params.adaptive
         v.train()
-        gen = ctx.generator("train", cid)
-        total, steps = 0.0, 0
-        for _ in range(ctx.optim.local_epochs):
-            for x, y in epoch_batches(ctx.client(cid).train, ctx.optim.batch_size, gen, ctx.optim.drop_last):
-                loss_w = F.cross_entropy(w(x), y)
-                opt_w.zero_grad(set_to_none=True)
-                loss_w.backward()
-                opt_w.step()
-                w_params = {n: p.detach() for n, p in w.named_parameters()}
-                mixed = {n: alpha * p + (1 - alpha) * w_params[n] for n, p in v.named_parameters()}
-                mixed.update(dict(v.named_buffers()))
-                loss = F.cross_entropy(functional_call(v, mixed, (x,)), y)
-                opt_v.zero_grad(set_to_none=True)
-                if alpha.grad is not None:
-                    alpha.grad = None
-                loss.backward()
-                opt_v.step()
-                if self.params.adaptive:
-                    with torch.no_grad():
-                        alpha -= alpha_lr * alpha.grad
-                        alpha.clamp_(0.0, 1.0)
-                total, steps = total + float(loss_w.detach()), steps + 1
+
+        def mixed_step(w_model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> None:
+            w_params = {n: p.detach() for n, p in w_model.named_parameters()}
+            mixed = {n: alpha * p + (1 - alpha) * w_params[n] for n, p in v.named_parameters()}
+            mixed.update(dict(v.named_buffers()))
+            loss = F.cross_entropy(functional_call(v, mixed, (x,)), y)
+            opt_v.zero_grad(set_to_none=True)
+            if alpha.grad is not None:
+                alpha.grad = None
+            loss.backward()
+            opt_v.step()
+            if adaptive:
+                with torch.no_grad():
+                    alpha.sub_(alpha_lr * alpha.grad)
+                    alpha.clamp_(0.0, 1.0)
+
+        m = train_epochs(w, ctx.client(cid).train, ctx.optim, ctx.generator("train", cid), after_step=mixed_step)
         new_w = ctx.state_of(w)
         return ClientUpdate(
             client={**client, "v": ctx.state_of(v), "alpha": float(alpha.detach())},
             message={"state": new_w},
-            metrics={"loss": total / max(steps, 1), "steps": steps, "alpha": float(alpha.detach())},
+            metrics={"loss": m["loss"], "steps": m["steps"], "alpha": float(alpha.detach())},
         )
 
     def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:
