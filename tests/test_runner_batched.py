@@ -200,10 +200,20 @@ def test_functional_optimizer_equals_torch_optim_and_masks_whole_update(opt):
 def test_schedule_pads_finished_clients_and_keeps_batch_widths():
     batches = [[torch.tensor([3, 1, 2]), torch.tensor([0, 4])], [torch.tensor([1, 0, 2])]]
     s = B.build_schedule(batches, 3, torch.device("cpu"), torch.float64)
-    assert s.steps == [2, 1] and s.widths == [3, 2]
+    assert s.steps == [2, 1] and s.width(0, [0, 1]) == 3 and s.width(1, [0, 1]) == 2 and s.width(1, [1]) == 2
     assert s.active.tolist() == [[True, True], [True, False]]
     assert s.idx[1, 0, :2].tolist() == [0, 4] and s.mask[1, 0].tolist() == [1, 1, 0]
     assert s.idx[1, 1, :2].tolist() == [1, 0]  # the finished client replays two of its samples, masked out
+
+
+def test_live_set_compacts_once_a_quarter_of_the_clients_is_done():
+    live = B.LiveSet(5, torch.device("cpu"))
+    assert live.shrink(torch.tensor([True, True, True, True, False])) is None  # 1 of 5 done: less than a quarter
+    assert live.shrink(torch.tensor([True, False, True, True, False])).tolist() == [0, 2, 3]
+    assert live.pos == [0, 2, 3] and live.index.tolist() == [0, 2, 3] and live.before.tolist() == [0, 1, 2, 3, 4]
+    assert live.shrink(torch.tensor([True, False, True, True, False])) is None
+    assert live.shrink(torch.tensor([False, False, False, True, False])).tolist() == [2]
+    assert live.pos == [3]
 
 
 def test_unbatchable_algorithm_falls_back_with_one_note():

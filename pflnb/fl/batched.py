@@ -130,6 +130,9 @@ class FunctionalModel:
                 parent = module.get_submodule(parent_name) if parent_name else module
                 parent._modules[attr] = MaskedBatchNorm(sub, name + ".", self.bn)
         self.net = _Net(module)
+        self.eval_batch_stats = any(
+            isinstance(m, nn.modules.batchnorm._BatchNorm) and not m.track_running_stats for m in model.modules()
+        )  # BN without running statistics normalizes with batch statistics in eval mode too
         self.param_names = [n for n, _ in model.named_parameters()]
         self.buffer_names = [n for n, _ in model.named_buffers()]
         self.state_keys = list(model.state_dict())
@@ -171,14 +174,19 @@ def pad_splits(splits: Sequence[Any]) -> tuple[torch.Tensor, torch.Tensor, list[
 
 @dataclass
 class Schedule:
-    """Minibatch indices of a phase for C clients: (T, C, B) indices and sample masks, (T, C) active steps,
-    the width of each step, and each client's number of steps."""
+    """Minibatch indices of a phase for C clients: (T, C, B) indices and sample masks and (T, C) active steps on the
+    device, the (T, C) active flags and batch sizes on the host, and each client's number of steps."""
 
     idx: torch.Tensor
     mask: torch.Tensor
     active: torch.Tensor
-    widths: list[int]
+    active_host: torch.Tensor
+    sizes_host: torch.Tensor
     steps: list[int]
+
+    def width(self, t: int, cols: Sequence[int]) -> int:
+        """The width of step ``t`` for the clients at positions ``cols``: their largest batch."""
+        return int(self.sizes_host[t, list(cols)].max())
 
 
 def train_schedule(ctx: Any, plans: Sequence[LocalPlan], phase: Phase, sizes: Sequence[int]) -> list[list[torch.Tensor]]:
@@ -219,8 +227,32 @@ def build_schedule(batches: list[list[torch.Tensor]], width: int, device: torch.
             filler = bl[0][:2]
             idx[len(bl) :, c, : len(filler)] = filler
             mask[len(bl) :, c, : len(filler)] = 1
-    widths = mask.sum(2).amax(1).to(torch.long).tolist() if n_steps else []
-    return Schedule(idx.to(device), mask.to(device), active.to(device), widths, [len(b) for b in batches])
+    sizes = mask.sum(2).to(torch.long)
+    return Schedule(idx.to(device), mask.to(device), active.to(device), active, sizes, [len(b) for b in batches])
+
+
+class LiveSet:
+    """The chunk positions still stacked in a phase. Once a quarter or more of them have taken their last step, the
+    stacked tensors are compacted to the clients still training (so finished clients stop costing compute)."""
+
+    def __init__(self, n: int, device: torch.device) -> None:
+        self.pos = list(range(n))
+        self.device = device
+        self.index = torch.arange(n, device=device)
+        self.before = self.index  # the positions before the last compaction
+
+    def shrink(self, active_row: torch.Tensor) -> torch.Tensor | None:
+        """Local indices (device) of the clients to keep when this step's ``active_row`` (host, over all chunk
+        positions) leaves a quarter or more of the live ones idle; None when no compaction is due."""
+        flags = [bool(active_row[p]) for p in self.pos]
+        n_active = sum(flags)
+        if n_active == 0 or n_active > 0.75 * len(self.pos):
+            return None
+        keep = [i for i, f in enumerate(flags) if f]
+        self.pos = [self.pos[i] for i in keep]
+        local = torch.tensor(keep, device=self.device)
+        self.before, self.index = self.index, self.index[local]
+        return local
 
 
 # ------------------------------------------------------------------------------------------ functional optimizers
@@ -247,6 +279,7 @@ class FunctionalOptimizer:
         self.buf = {k: torch.zeros_like(v) for k, v in params.items()} if (self.kind == "adam" or self.momentum) else {}
         self.sq = {k: torch.zeros_like(v) for k, v in params.items()} if self.kind == "adam" else {}
         self.t = 0
+        self.cols: torch.Tensor | None = None  # chunk positions of the stacked rows (None: all, in order)
         if self.kind == "adam" and params:
             like = next(iter(params.values()))
             counts = active.to("cpu", torch.long).cumsum(0).clamp(min=1).tolist()
@@ -255,11 +288,21 @@ class FunctionalOptimizer:
             self.bc2_sqrt = torch.tensor([[(1 - b2**n) ** 0.5 for n in row] for row in counts], dtype=like.dtype)
             self.neg_step, self.bc2_sqrt = self.neg_step.to(like.device), self.bc2_sqrt.to(like.device)
 
+    def compact(self, local: torch.Tensor, cols: torch.Tensor) -> None:
+        """Keep the optimizer state of the stacked rows ``local`` only; ``cols`` are their chunk positions."""
+        self.buf = {k: v.index_select(0, local) for k, v in self.buf.items()}
+        self.sq = {k: v.index_select(0, local) for k, v in self.sq.items()}
+        self.cols = cols
+
     def step(self, params: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], active: torch.Tensor) -> None:
-        """Replace ``params[k]`` by the updated stacked tensor for the clients in ``active`` (bool (C,), this step's row)."""
+        """Replace ``params[k]`` by the updated stacked tensor for the clients in ``active`` (bool, one per row)."""
         t = self.t
         self.t += 1
         b1, b2 = self.betas
+        if self.kind == "adam" and grads:
+            neg_step, bc2_sqrt = self.neg_step[t], self.bc2_sqrt[t]
+            if self.cols is not None:
+                neg_step, bc2_sqrt = neg_step[self.cols], bc2_sqrt[self.cols]
         for k, g in grads.items():
             p = params[k]
             act = _bview(active, p)
@@ -275,8 +318,8 @@ class FunctionalOptimizer:
                 v = torch.addcmul(self.sq[k] * b2, d, d, value=1 - b2)
                 self.buf[k] = torch.where(act, m, self.buf[k])
                 self.sq[k] = torch.where(act, v, self.sq[k])
-                denom = v.sqrt() / _bview(self.bc2_sqrt[t], p) + self.eps
-                new = p + _bview(self.neg_step[t], p) * m / denom
+                denom = v.sqrt() / _bview(bc2_sqrt, p) + self.eps
+                new = p + _bview(neg_step, p) * m / denom
             params[k] = torch.where(act, new, p)
 
 
@@ -317,23 +360,44 @@ def _phase_anchors(phase: Phase) -> list[str]:
     return sorted(set(names))
 
 
+class _Stack:
+    """Stacked per-client tensors of a phase (rows: the live clients) and the full-size outputs finished rows go to."""
+
+    def __init__(self, live: LiveSet, tensors: dict[str, torch.Tensor]) -> None:
+        self.live, self.cur = live, dict(tensors)
+        self.out = {k: v.clone() for k, v in tensors.items()}
+
+    def compact(self, local: torch.Tensor, extra: list[dict[str, torch.Tensor]]) -> None:
+        """Write every row to the outputs, keep rows ``local`` in the stack (and in each dict of ``extra``)."""
+        for k, v in self.cur.items():
+            self.out[k][self.live.before] = v
+            self.cur[k] = v.index_select(0, local)
+        for d in extra:
+            for k, v in d.items():
+                d[k] = v.index_select(0, local)
+
+    def finish(self) -> dict[str, torch.Tensor]:
+        """The outputs with the rows still live written in."""
+        for k, v in self.cur.items():
+            self.out[k][self.live.index] = v
+        return self.out
+
+
 def _train_phase(
     ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], phase: Phase, slot: dict[str, torch.Tensor], data: tuple
-) -> list[PhaseResult]:
+) -> tuple[dict[str, torch.Tensor], list[PhaseResult]]:
     xs, ys, sizes = data
-    n_clients = len(plans)
-    device = xs.device
+    n_clients, device = len(plans), xs.device
     dtype = next(v for v in slot.values() if v.is_floating_point()).dtype
     sched = build_schedule(train_schedule(ctx, plans, phase, sizes), phase.optim.batch_size, device, dtype)
-    if not sched.widths:
-        return [PhaseResult(0.0, 0) for _ in plans]
+    if not sched.steps or max(sched.steps) == 0:
+        return slot, [PhaseResult(0.0, 0) for _ in plans]
     wanted = set(fm.param_names if phase.trainable is None else phase.trainable)
     trainable = [n for n in fm.param_names if n in wanted]
     fixed = [n for n in fm.param_names if n not in wanted]
     buffers = list(fm.buffer_names)
-    anchor_names = _phase_anchors(phase)
-    anchors, anchor_dims = _anchor_inputs(plans, anchor_names)
-    prox, record = phase.prox, phase.record
+    anchors, anchor_dims = _anchor_inputs(plans, _phase_anchors(phase))
+    prox, record, ps = phase.prox, phase.record, phase.after_step
 
     def client_loss(train_p, fixed_p, bufs, x, y, m, anch):
         state = {**fixed_p, **train_p, **bufs}
@@ -353,46 +417,59 @@ def _train_phase(
         return loss, aux
 
     step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims))
-    opt = FunctionalOptimizer(phase, {k: slot[k] for k in trainable}, sched.active)
-    total = torch.zeros(n_clients, dtype=accumulator_dtype(device), device=device)
-    rows = torch.arange(n_clients, device=device)[:, None]
-    feats: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]] = []
-    ps = phase.after_step
-    for t, w in enumerate(sched.widths):
-        ix, m, act = sched.idx[t, :, :w], sched.mask[t, :, :w], sched.active[t]
-        x, y = xs[rows, ix], ys[rows, ix]
+    live = LiveSet(n_clients, device)
+    stack = _Stack(live, {**slot, "__total": torch.zeros(n_clients, dtype=accumulator_dtype(device), device=device)})
+    cur = stack.cur
+    opt = FunctionalOptimizer(phase, {k: cur[k] for k in trainable}, sched.active)
+    data_rows = {"xs": xs, "ys": ys}
+    feats: list[tuple[list[int], torch.Tensor, torch.Tensor, torch.Tensor]] = []
+    for t in range(len(sched.active_host)):
+        local = live.shrink(sched.active_host[t])
+        if local is not None:
+            stack.compact(local, [data_rows, *(v for k, v in anchors.items() if anchor_dims[k] == 0)])
+            opt.compact(local, live.index)
+        w = sched.width(t, live.pos)
+        ix, m, act = sched.idx[t, live.index, :w], sched.mask[t, live.index, :w], sched.active[t, live.index]
+        rows = torch.arange(len(live.pos), device=device)[:, None]
+        x, y = data_rows["xs"][rows, ix], data_rows["ys"][rows, ix]
         grads, aux = step(
-            {k: slot[k] for k in trainable}, {k: slot[k] for k in fixed}, {k: slot[k] for k in buffers}, x, y, m, anchors
+            {k: cur[k] for k in trainable}, {k: cur[k] for k in fixed}, {k: cur[k] for k in buffers}, x, y, m, anchors
         )
-        params = {k: slot[k] for k in trainable}
+        params = {k: cur[k] for k in trainable}
         opt.step(params, grads, act)
-        slot.update(params)
+        cur.update(params)
         if ps is not None:
             a, eta, lam = anchors[ps.anchor], phase.step_lr, ps.lam
             for k in ps.keys:
-                new = (slot[k] + eta * lam * a[k]) / (1.0 + eta * lam)
-                slot[k] = torch.where(_bview(act, slot[k]), new, slot[k])
+                new = (cur[k] + eta * lam * a[k]) / (1.0 + eta * lam)
+                cur[k] = torch.where(_bview(act, cur[k]), new, cur[k])
         for k, v in aux["buffers"].items():
-            slot[k] = torch.where(_bview(act, v), v, slot[k])
-        total = total + torch.where(act, aux["loss"].to(total.dtype), torch.zeros_like(total))
+            cur[k] = torch.where(_bview(act, v), v, cur[k])
+        total = cur["__total"]
+        cur["__total"] = total + torch.where(act, aux["loss"].to(total.dtype), torch.zeros_like(total))
         if record is not None:
-            feats.append((aux["h"], aux["h_ref"], m, act))
-    totals = total.tolist()
-    out = []
+            feats.append((list(live.pos), aux["h"], aux["h_ref"], m))
+    out = stack.finish()
+    totals = out.pop("__total").tolist()
+    results = []
     for c in range(n_clients):
         steps = sched.steps[c]
         features = None
         if record is not None:
-            keep = [(h[c][mk[c] > 0], r[c][mk[c] > 0]) for h, r, mk, a in feats if bool(a[c])]
+            keep = []
+            for t, (pos, h, r, mk) in enumerate(feats):
+                if c in pos and bool(sched.active_host[t, c]):
+                    i = pos.index(c)
+                    keep.append((h[i][mk[i] > 0], r[i][mk[i] > 0]))
             if keep:
                 features = (torch.cat([k[0] for k in keep]), torch.cat([k[1] for k in keep]))
-        out.append(PhaseResult(totals[c] / steps if steps else 0.0, steps, features=features))
-    return out
+        results.append(PhaseResult(totals[c] / steps if steps else 0.0, steps, features=features))
+    return out, results
 
 
 def _gradient_phase(
     fm: FunctionalModel, plans: Sequence[LocalPlan], phase: Phase, slot: dict[str, torch.Tensor], data: tuple
-) -> list[PhaseResult]:
+) -> tuple[dict[str, torch.Tensor], list[PhaseResult]]:
     xs, ys, sizes = data
     n_clients, device = len(plans), xs.device
     dtype = next(v for v in slot.values() if v.is_floating_point()).dtype
@@ -406,19 +483,32 @@ def _gradient_phase(
         return loss, loss.detach()
 
     step = vmap(grad(client_loss, has_aux=True))
-    acc = {k: torch.zeros_like(slot[k], dtype=torch.float64) for k in names}
-    total = torch.zeros(n_clients, dtype=torch.float64, device=device)
+    live = LiveSet(n_clients, device)
+    acc = {"__grad." + k: torch.zeros_like(slot[k], dtype=torch.float64) for k in names}
     n = torch.as_tensor(sizes, dtype=torch.float64, device=device)
-    rows = torch.arange(n_clients, device=device)[:, None]
-    for t, w in enumerate(sched.widths):
-        ix, m, act = sched.idx[t, :, :w], sched.mask[t, :, :w], sched.active[t]
-        grads, loss = step({k: slot[k] for k in names}, {k: slot[k] for k in buffers}, xs[rows, ix], ys[rows, ix], m)
-        weight = m.sum(1).to(torch.float64) / n
+    stack = _Stack(live, {**acc, "__total": torch.zeros(n_clients, dtype=torch.float64, device=device)})
+    cur = stack.cur
+    per_client = {"xs": xs, "ys": ys, "n": n, **{k: slot[k] for k in names + buffers}}
+    for t in range(len(sched.active_host)):
+        local = live.shrink(sched.active_host[t])
+        if local is not None:
+            stack.compact(local, [per_client])
+        w = sched.width(t, live.pos)
+        ix, m, act = sched.idx[t, live.index, :w], sched.mask[t, live.index, :w], sched.active[t, live.index]
+        rows = torch.arange(len(live.pos), device=device)[:, None]
+        x, y = per_client["xs"][rows, ix], per_client["ys"][rows, ix]
+        grads, loss = step({k: per_client[k] for k in names}, {k: per_client[k] for k in buffers}, x, y, m)
+        weight = m.sum(1).to(torch.float64) / per_client["n"]
         for k in names:
-            acc[k] = torch.where(_bview(act, acc[k]), acc[k] + _bview(weight, acc[k]) * grads[k].double(), acc[k])
-        total = torch.where(act, total + weight * loss.double(), total)
-    totals = total.tolist()
-    return [PhaseResult(totals[c], 0, grad=torch.cat([acc[k][c].reshape(-1) for k in names])) for c in range(n_clients)]
+            a = cur["__grad." + k]
+            cur["__grad." + k] = torch.where(_bview(act, a), a + _bview(weight, a) * grads[k].double(), a)
+        cur["__total"] = torch.where(act, cur["__total"] + weight * loss.double(), cur["__total"])
+    out = stack.finish()
+    totals = out["__total"].tolist()
+    results = [
+        PhaseResult(totals[c], 0, grad=torch.cat([out["__grad." + k][c].reshape(-1) for k in names])) for c in range(n_clients)
+    ]
+    return slot, results
 
 
 def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan]) -> ChunkResult:
@@ -430,9 +520,9 @@ def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan]) -> Chun
     per_client: list[list[PhaseResult]] = [[] for _ in plans]
     for phase in first.phases:
         if phase.kind == "gradient":
-            res = _gradient_phase(fm, plans, phase, slots[phase.model], data)
+            slots[phase.model], res = _gradient_phase(fm, plans, phase, slots[phase.model], data)
         else:
-            res = _train_phase(ctx, fm, plans, phase, slots[phase.model], data)
+            slots[phase.model], res = _train_phase(ctx, fm, plans, phase, slots[phase.model], data)
         for c, r in enumerate(res):
             per_client[c].append(r)
     return ChunkResult(slots, per_client)
@@ -475,3 +565,26 @@ def evaluate_stacked(
         else:
             out.append({"acc": int(correct[c]) / n, "loss": float(loss[c]) / n})
     return out
+
+
+@torch.no_grad()
+def evaluate_shared(fm: FunctionalModel, state: S.State, splits: Sequence[Any], block: int = 1024) -> list[dict[str, float]]:
+    """:func:`evaluate_stacked` for clients that all evaluate the same ``state`` (e.g. FedAvg's global model): their
+    samples concatenated and passed in blocks of ``block``, sums split back per client (no padding, no vmap)."""
+    if fm.eval_batch_stats:
+        return evaluate_stacked(fm, state, True, splits, block)
+    sizes = [len(s) for s in splits]
+    x, y = torch.cat([s.x for s in splits]), torch.cat([s.y for s in splits])
+    owner = torch.repeat_interleave(torch.arange(len(splits), device=y.device), torch.as_tensor(sizes, device=y.device))
+    loss = torch.zeros(len(splits), dtype=torch.float64, device=y.device)
+    correct = torch.zeros(len(splits), dtype=torch.long, device=y.device)
+    ones = torch.ones(min(block, max(len(y), 1)), device=y.device)
+    for start in range(0, len(y), block):
+        xb, yb, ob = x[start : start + block], y[start : start + block], owner[start : start + block]
+        logits, _ = fm(state, xb, ones[: len(yb)], False)
+        loss.index_add_(0, ob, F.cross_entropy(logits, yb, reduction="none").double())
+        correct.index_add_(0, ob, (logits.argmax(1) == yb).long())
+    return [
+        {"acc": int(correct[c]) / n, "loss": float(loss[c]) / n} if n else {"acc": float("nan"), "loss": float("nan")}
+        for c, n in enumerate(sizes)
+    ]

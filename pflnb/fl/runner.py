@@ -207,6 +207,7 @@ class BatchedRunner:
         return updates
 
     def _run_group(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, Any]:
+        plans = sorted(plans, key=lambda p: -len(ctx.client(p.cid).split(p.split)))  # chunks of similar step counts
         first = plans[0]
         batch = max([p.batch_size or p.optim.batch_size for p in first.phases], default=1)
         n_max = max(len(ctx.client(p.cid).split(p.split)) for p in plans)
@@ -242,26 +243,34 @@ class BatchedRunner:
                 groups[B.plan_signature(plan)].append(plan)
         fm = self.functional_model(ctx)
         for group in groups.values():
-            batch = max([p.optim.batch_size for p in group[0].phases], default=1)
-            n_max = max(max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test), len(ctx.client(p.cid).train)) for p in group)
+            group.sort(key=lambda p: -max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test)))  # less padding
+            if not group[0].phases and all(p.models["main"] is group[0].models["main"] for p in group):
+                rows.update(self._eval_shared(ctx, fm, group))
+                continue
+            n_eval = max(max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test)) for p in group)
+            n_max = max(n_eval, max(len(ctx.client(p.cid).split(p.split)) for p in group))
+            batch = max([p.optim.batch_size for p in group[0].phases], default=min(n_eval, 1024))
             for part in self._chunks(ctx, group, batch, n_max, bool(group[0].phases), lambda ch: self._eval_chunk(ctx, fm, ch)):
                 rows.update(part)
         keys = ("val_acc", "test_acc", "val_loss", "test_loss")
         return {k: [rows[c][k] for c in range(n)] for k in keys}
 
     def _eval_chunk(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
-        states = [p.models["main"] for p in plans]
-        shared = not plans[0].phases and all(s is states[0] for s in states)
-        if shared:
-            stacked, shared_state = None, states[0]
-        elif plans[0].phases:
+        if plans[0].phases:
             stacked = B.run_chunk(ctx, fm, plans).models["main"]
         else:
-            stacked = B.stack_states(states, fm.state_keys)
+            stacked = B.stack_states([p.models["main"] for p in plans], fm.state_keys)
         out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
         for split in ("val", "test"):
-            splits = [ctx.client(p.cid).split(split) for p in plans]
-            res = B.evaluate_stacked(fm, shared_state if shared else stacked, shared, splits)
+            res = B.evaluate_stacked(fm, stacked, False, [ctx.client(p.cid).split(split) for p in plans])
+            for p, r in zip(plans, res):
+                out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
+        return out
+
+    def _eval_shared(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
+        out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
+        for split in ("val", "test"):
+            res = B.evaluate_shared(fm, plans[0].models["main"], [ctx.client(p.cid).split(split) for p in plans])
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out
