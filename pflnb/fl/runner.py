@@ -249,7 +249,7 @@ class BatchedRunner:
                 continue
             n_eval = max(max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test)) for p in group)
             n_max = max(n_eval, max(len(ctx.client(p.cid).split(p.split)) for p in group))
-            batch = max([p.optim.batch_size for p in group[0].phases], default=min(n_eval, 1024))
+            batch = max([p.optim.batch_size for p in group[0].phases], default=min(n_eval, B.eval_block(ctx.device)))
             for part in self._chunks(ctx, group, batch, n_max, bool(group[0].phases), lambda ch: self._eval_chunk(ctx, fm, ch)):
                 rows.update(part)
         keys = ("val_acc", "test_acc", "val_loss", "test_loss")
@@ -262,7 +262,8 @@ class BatchedRunner:
             stacked = B.stack_states([p.models["main"] for p in plans], fm.state_keys)
         out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
         for split in ("val", "test"):
-            res = B.evaluate_stacked(fm, stacked, False, [ctx.client(p.cid).split(split) for p in plans])
+            splits = [ctx.client(p.cid).split(split) for p in plans]
+            res = B.evaluate_stacked(fm, stacked, False, splits, B.eval_block(ctx.device))
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out
@@ -270,7 +271,8 @@ class BatchedRunner:
     def _eval_shared(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
         out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
         for split in ("val", "test"):
-            res = B.evaluate_shared(fm, plans[0].models["main"], [ctx.client(p.cid).split(split) for p in plans])
+            splits = [ctx.client(p.cid).split(split) for p in plans]
+            res = B.evaluate_shared(fm, plans[0].models["main"], splits, B.eval_block(ctx.device))
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out
