@@ -53,6 +53,8 @@ def _configs(args: argparse.Namespace, methods: list[str]) -> list:
         overrides["device"] = args.device
     if args.seeds is not None and not args.seeds:
         raise ValueError("--seeds needs at least one seed")
+    if getattr(args, "runner", None):
+        overrides["runner"] = args.runner
     seeds = args.seeds if args.seeds else profile_seeds(args.profile)
     repeated = sorted({s for s in seeds if seeds.count(s) > 1})
     if repeated:
@@ -95,6 +97,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--data-root", default=None, help="existing folder with real datasets (default: $PFLNB_DATA)")
     p.add_argument("--device", default=None, help="cpu, cuda or auto")
+    p.add_argument("--runner", default=None, help="client runner: auto, sequential or batched (default: $PFLNB_RUNNER or auto)")
     p.add_argument("--force", action="store_true", help="re-run from scratch, ignoring a cached result and any checkpoint")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

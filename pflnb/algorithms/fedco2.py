@@ -39,7 +39,7 @@ from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
 from pflnb.fl.engine import derive_seed
-from pflnb.fl.training import epoch_batches, evaluate, make_optimizer
+from pflnb.fl.training import cross_entropy_loss, evaluate, make_optimizer, train_epochs
 
 CO2_BN_RULES = ("local", "affine", "shared")
 TRANSFER = ("none", "online", "offline", "both")
@@ -176,6 +176,35 @@ def _uses(rule: str, which: str) -> bool:
     return rule == "both" or rule == which
 
 
+def _distill_loss(teacher: nn.Module):
+    """The loss of Eqs. 4-5: KL(frozen teacher ‖ model) on the minibatch (a loss over a model pair)."""
+
+    def loss_fn(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            z_t = teacher(x)
+        return mutual_kl(model(x), z_t)
+
+    return loss_fn
+
+
+def _inter_loss(heads: list[nn.Module], weight: float, reduction: str, gen_terms: list[torch.Tensor]):
+    """The loss of Eq. 7: CE of the model's head plus ``weight``·L_gen of the frozen foreign heads on its features
+    (each minibatch's L_gen is appended, detached, to ``gen_terms``)."""
+
+    def loss_fn(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        h = model.features(x)
+        gen_loss = generalization_loss(h, y, heads, reduction)
+        gen_terms.append(gen_loss.detach())
+        return F.cross_entropy(model.head(h), y) + weight * gen_loss
+
+    return loss_fn
+
+
+def _sum(values: list[torch.Tensor]) -> float:
+    """Σ of detached scalars, added in order in float64 after one read from the device."""
+    return sum(torch.stack(values).double().tolist()) if values else 0.0
+
+
 @register
 class FedCO2(PartialFedAvg):
     """Fed-CO2 with feature skew (Algorithm 1): online FedBN model + offline local model, intra- and
@@ -234,57 +263,42 @@ class FedCO2(PartialFedAvg):
         metrics: dict[str, float] = {}
         do_intra = {w: _uses(p.intra, w) for w in ("online", "offline")}
         if any(do_intra.values()) and p.intra_epochs > 0 and not (p.skip_intra_first_round and ctx.round <= 1):
+            # Each model distils from the frozen start-of-round copy of the other (Eqs. 4-5); the two updates are
+            # independent, so each is one call of the training path on the same minibatches (stream train-intra).
             t_on = ctx.load(ctx.state_of(online), "teacher-online").eval()
             t_off = ctx.load(ctx.state_of(offline), "teacher-offline").eval()
-            online.train()
-            offline.train()
-            gen = ctx.generator("train-intra", cid)
-            kl_on, kl_off, steps = 0.0, 0.0, 0
-            for _ in range(p.intra_epochs):
-                for x, _y in epoch_batches(data, ctx.optim.batch_size, gen, ctx.optim.drop_last):
-                    with torch.no_grad():
-                        z_t_on, z_t_off = t_on(x), t_off(x)
-                    if do_intra["online"]:
-                        loss = mutual_kl(online(x), z_t_off)  # Eq. 4
-                        opt_on.zero_grad(set_to_none=True)
-                        loss.backward()
-                        opt_on.step()
-                        kl_on += float(loss.detach())
-                    if do_intra["offline"]:
-                        loss = mutual_kl(offline(x), z_t_on)  # Eq. 5
-                        opt_off.zero_grad(set_to_none=True)
-                        loss.backward()
-                        opt_off.step()
-                        kl_off += float(loss.detach())
-                    steps += 1
-            metrics.update(kl_online=kl_on / max(steps, 1), kl_offline=kl_off / max(steps, 1), intra_steps=steps)
+            kl = {"online": 0.0, "offline": 0.0}
+            steps = 0
+            for which, model, opt, teacher in (("online", online, opt_on, t_off), ("offline", offline, opt_off, t_on)):
+                if do_intra[which]:
+                    m = train_epochs(
+                        model,
+                        data,
+                        ctx.optim,
+                        ctx.generator("train-intra", cid),
+                        p.intra_epochs,
+                        loss_fn=_distill_loss(teacher),
+                        optimizer=opt,
+                    )
+                    kl[which], steps = m["loss"], m["steps"]
+            metrics.update(kl_online=kl["online"], kl_offline=kl["offline"], intra_steps=steps)
 
         do_inter = {w: _uses(p.inter, w) and p.gen_weight > 0 for w in ("online", "offline")}
         heads = self._foreign_heads(ctx, cid, server) if any(do_inter.values()) else []
-        online.train()
-        offline.train()
-        gen = ctx.generator("train", cid)  # the same minibatch order as FedBN and Local
-        tot = {"online": 0.0, "offline": 0.0, "gen_online": 0.0, "gen_offline": 0.0}
-        steps = 0
-        for _ in range(ctx.optim.local_epochs):
-            for x, y in epoch_batches(data, ctx.optim.batch_size, gen, ctx.optim.drop_last):
-                for which, model, opt in (("online", online, opt_on), ("offline", offline, opt_off)):
-                    if do_inter[which]:
-                        h = model.features(x)
-                        gen_loss = generalization_loss(h, y, heads, p.gen_reduction)
-                        loss = F.cross_entropy(model.head(h), y) + p.gen_weight * gen_loss  # Eq. 7
-                        tot["gen_" + which] += float(gen_loss.detach())
-                    else:
-                        loss = F.cross_entropy(model(x), y)
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    opt.step()
-                    tot[which] += float(loss.detach())
-                steps += 1
-        n = max(steps, 1)
-        metrics.update(loss=tot["online"] / n, loss_offline=tot["offline"] / n, steps=steps)
+        # local adaptation (Eqs. 6-7): the two models again train independently on the same minibatches as FedBN
+        # and Local (stream train), each with its own optimizer carried over from the intra-client phase
+        gen_sums: dict[str, list[torch.Tensor]] = {"online": [], "offline": []}
+        out: dict[str, dict[str, float]] = {}
+        for which, model, opt in (("online", online, opt_on), ("offline", offline, opt_off)):
+            loss_fn = (
+                _inter_loss(heads, p.gen_weight, p.gen_reduction, gen_sums[which]) if do_inter[which] else cross_entropy_loss
+            )
+            out[which] = train_epochs(model, data, ctx.optim, ctx.generator("train", cid), loss_fn=loss_fn, optimizer=opt)
+        steps = out["online"]["steps"]
+        metrics.update(loss=out["online"]["loss"], loss_offline=out["offline"]["loss"], steps=steps)
         if any(do_inter.values()):
-            metrics.update(gen_online=tot["gen_online"] / n, gen_offline=tot["gen_offline"] / n)
+            n = max(steps, 1)
+            metrics.update(**{f"gen_{w}": _sum(gen_sums[w]) / n for w in ("online", "offline")})
 
         new_on, new_off = ctx.state_of(online), ctx.state_of(offline)
         shared = self.shared_keys(ctx)

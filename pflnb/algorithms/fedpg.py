@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult
 from pflnb.theory.mgda import DIRECTIONS, FAIR_FROM, drift_gammas, fair_objective, fedpg_direction, personalization_gammas
 
 FALLBACKS = ("mdfg", "lower_bound", "skip")
@@ -168,6 +169,21 @@ class FedPG(Algorithm):
         """Upload L_i(ω^t) and the full local-training-set gradient g_i(ω^t) (minibatches of ``grad_batch``)."""
         model = ctx.load(server["model"])
         loss, grad = loss_and_gradient(model, ctx.client(cid).train, self.params.grad_batch)
+        return ClientUpdate(
+            client=client, message={"loss": loss, "grad": grad}, metrics={"loss": loss, "grad_norm": float(grad.norm())}
+        )
+
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """``local_train`` declared for the client runners: L_i(ω^t) and g_i(ω^t), a gradient phase over batches
+        of ``grad_batch`` in order (no update)."""
+        phase = Phase(ctx.optim, kind="gradient", batch_size=self.params.grad_batch)
+        return LocalPlan(cid, {"main": server["model"]}, (phase,))
+
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """Upload the loss and the gradient, as ``local_train``."""
+        loss, grad = result.phases[0].loss, result.phases[0].grad
         return ClientUpdate(
             client=client, message={"loss": loss, "grad": grad}, metrics={"loss": loss, "grad_norm": float(grad.norm())}
         )

@@ -51,6 +51,7 @@ from pflnb.algorithms.partial import WEIGHTS, aggregation_weights
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.plan import FeatureRecord, LocalPlan, Phase, PlanResult
 from pflnb.fl.training import batches_per_epoch, train_epochs
 
 TRACE_MODES = ("paper", "code")
@@ -192,6 +193,36 @@ class LGMix(Algorithm):
         lam = float(np.mean(hist)) if (adaptive and p.history) else lam_raw
         metrics.update(lambda_raw=lam_raw, lambda_=lam, **extra)
         delta = S.sub(ctx.state_of(model), w_old)
+        new_client = {**client, "delta": delta, "lam_hist": hist, "lam": lam, "lam_raw": lam_raw, **extra}
+        return ClientUpdate(client=new_client, message={"delta": delta}, metrics=metrics)
+
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan | None:
+        """``local_train`` declared for the client runners: one local epoch on w_c (stream ``train``) recording,
+        per minibatch, w_c's features and the round-start global model's (BN mode ``global_bn``) when adaptive."""
+        p = self.params
+        if p.feature_epochs == "last" and ctx.optim.local_epochs > 1:
+            return None  # the last epoch's feature record is not declarable: trained by local_train (sequentially)
+        extra = self._ntk_diagnostic(ctx, cid, server, client) if p.ntk_every and (ctx.round - 1) % p.ntk_every == 0 else {}
+        record = FeatureRecord("global", p.global_bn) if p.lambda_mode == "adaptive" else None
+        phase = Phase(ctx.optim, record=record)
+        return LocalPlan(cid, {"main": client["model"]}, (phase,), {"global": server["model"]}, {"extra": extra})
+
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """λ_c from the recorded feature traces (Eq. 6), averaged over the history; send Δw_c (as ``local_train``)."""
+        p, r, extra = self.params, result.phases[0], plan.info["extra"]
+        metrics: dict[str, float] = {"loss": r.loss, "steps": r.steps}
+        if p.lambda_mode == "adaptive" and r.features is not None:
+            tr_loc, tr_glob = feature_trace(r.features[0], p.trace_mode), feature_trace(r.features[1], p.trace_mode)
+            lam_raw = mixing_ratio(tr_loc, tr_glob)
+            metrics.update(trace_local=tr_loc, trace_global=tr_glob)
+        else:
+            lam_raw = float(p.lam)
+        hist = [*client["lam_hist"], lam_raw]
+        lam = float(np.mean(hist)) if (p.lambda_mode == "adaptive" and p.history) else lam_raw
+        metrics.update(lambda_raw=lam_raw, lambda_=lam, **extra)
+        delta = S.sub(result.models["main"], client["model"])
         new_client = {**client, "delta": delta, "lam_hist": hist, "lam": lam, "lam_raw": lam_raw, **extra}
         return ClientUpdate(client=new_client, message={"delta": delta}, metrics=metrics)
 

@@ -13,13 +13,14 @@ from pflnb.algorithms.partial import PartialFedAvg, PartialParams
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
-from pflnb.fl.training import batch_indices, epoch_batches
+from pflnb.fl.training import accumulator_dtype, batch_indices, epoch_batches
 
 
-def _grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, list[torch.Tensor]]:
+def _grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The minibatch loss (detached, left on the device) and its gradients."""
     loss = F.cross_entropy(model(x), y)
     grads = torch.autograd.grad(loss, list(model.parameters()))
-    return float(loss.detach()), grads
+    return loss.detach().to(accumulator_dtype(loss.device)), grads
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,17 @@ class PerFedAvg(PartialFedAvg):
         return (lr if self.params.alpha is None else self.params.alpha, lr if self.params.beta is None else self.params.beta)
 
     def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """First-order MAML steps over one pass of (D, D') minibatch pairs per local epoch."""
+        """First-order MAML steps over one pass of (D, D') minibatch pairs per local epoch.
+
+        Not on :func:`~pflnb.fl.training.train_epochs`: a step consumes two minibatches and is not an optimizer
+        step on one loss (the gradient at the adapted point is applied at the start point). Losses stay on the
+        device until the end of the client's work."""
         alpha, beta = self._steps(ctx)
         model = ctx.load(server["model"])
         model.train()
         data = ctx.client(cid).train
         gen = ctx.generator("train", cid)
-        total, steps = 0.0, 0
+        total, steps = torch.zeros((), dtype=accumulator_dtype(ctx.device), device=ctx.device), 0
         for _ in range(ctx.optim.local_epochs):
             batches = list(epoch_batches(data, ctx.optim.batch_size, gen, ctx.optim.drop_last))
             for i in range(0, len(batches) - 1, 2) if len(batches) > 1 else [0]:
@@ -68,7 +73,7 @@ class PerFedAvg(PartialFedAvg):
                         p.copy_(p0 - beta * g)
                 total, steps = total + loss, steps + 1
         return ClientUpdate(
-            client=client, message={"state": ctx.state_of(model)}, metrics={"loss": total / max(steps, 1), "steps": steps}
+            client=client, message={"state": ctx.state_of(model)}, metrics={"loss": float(total) / max(steps, 1), "steps": steps}
         )
 
     def _adapt(self, ctx: Any, model: nn.Module, data: Any, key: Any) -> nn.Module:
@@ -113,17 +118,20 @@ class PFedMe(PartialFedAvg):
         return server, [{**c, "theta": S.clone(init_state)} for c in clients]
 
     def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """pFedMe's bi-level local update; θ is kept by the client, w is sent."""
+        """pFedMe's bi-level local update; θ is kept by the client, w is sent.
+
+        Not on :func:`~pflnb.fl.training.train_epochs`: each minibatch takes K gradient steps on θ (the inner
+        problem, not an optimizer's step) and then moves w. Losses stay on the device until the end."""
         lam, eta = self.params.lam, ctx.optim.lr
         plr = eta if self.params.personal_lr is None else self.params.personal_lr
         theta = ctx.load(server["model"], "personal")
         w = {n: p.detach().clone() for n, p in theta.named_parameters()}
         theta.train()
         gen = ctx.generator("train", cid)
-        total, steps = 0.0, 0
+        total, steps = torch.zeros((), dtype=accumulator_dtype(ctx.device), device=ctx.device), 0
         for _ in range(ctx.optim.local_epochs):
             for x, y in epoch_batches(ctx.client(cid).train, ctx.optim.batch_size, gen, ctx.optim.drop_last):
-                loss = float("nan")
+                loss = torch.full((), float("nan"), dtype=total.dtype, device=total.device)
                 for _k in range(self.params.inner_steps):
                     loss, g = _grads(theta, x, y)
                     with torch.no_grad():
@@ -138,7 +146,7 @@ class PFedMe(PartialFedAvg):
         return ClientUpdate(
             client={**client, "theta": theta_state},
             message={"state": w_state},
-            metrics={"loss": total / max(steps, 1), "steps": steps},
+            metrics={"loss": float(total) / max(steps, 1), "steps": steps},
         )
 
     def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:

@@ -24,12 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import torch
 from torch import nn
 
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult, Prox, prox_regularizer, run_phase
 from pflnb.fl.training import train_epochs
 
 WEIGHTS = ("n_samples", "uniform")
@@ -151,50 +151,54 @@ class PartialFedAvg(Algorithm):
         """The client's full model: server entries with its personal entries written over them."""
         return S.update(server["model"], client["personal"]) if client.get("personal") else server["model"]
 
-    def regularizer(self, ctx: Any, server: dict[str, Any]) -> Any:
+    def trainable_names(self, ctx: Any, keys: list[str]) -> tuple[str, ...]:
+        """Names of the parameters among ``keys``, minus frozen ones, in the model's parameter order."""
+        frozen = set(layer_split_keys(ctx.layers, ctx.head_keys, self.params.frozen))
+        wanted = set(keys) - frozen
+        return tuple(n for n, _ in ctx.model.named_parameters() if n in wanted)
+
+    def prox_term(self, ctx: Any) -> Prox | None:
         """FedProx's proximal term (mu/2)·‖w − w_g‖² on the shared parameters, or None when mu = 0."""
-        mu = self.params.mu
-        if mu == 0:
+        if self.params.mu == 0:
             return None
         names = self._param_names(ctx, self.shared_keys(ctx))
-        anchor = {n: server["model"][n].detach() for n in names}
-        squared = self.params.prox_squared
+        keys = tuple(n for n, _ in ctx.model.named_parameters() if n in names)
+        return Prox(self.params.mu, keys, "global", self.params.prox_squared)
 
-        def prox(model: nn.Module) -> torch.Tensor:
-            sq = sum(((p - anchor[n]) ** 2).sum() for n, p in model.named_parameters() if n in anchor)
-            return 0.5 * mu * (sq if squared else torch.sqrt(sq + 1e-12))
+    def regularizer(self, ctx: Any, server: dict[str, Any]) -> Any:
+        """FedProx's proximal term as a regularizer of a module (None when mu = 0)."""
+        prox = self.prox_term(ctx)
+        return None if prox is None else prox_regularizer(prox, server["model"])
 
-        return prox
-
-    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """Local SGD (simultaneous or alternating); send the shared entries, keep the personal ones."""
-        model = ctx.load(self.client_state(server, client))
-        data = ctx.client(cid).train
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """Local SGD from the client's model: with ``mode="alt"`` first the personal part (stream
+        ``train-personal``, metrics ``personal_*``), then the rest; else every non-frozen entry at once
+        (stream ``train``, FedProx's term on the shared parameters)."""
         personal, shared = self.personal_keys(ctx), self.shared_keys(ctx)
-        reg = self.regularizer(ctx, server)
-        metrics: dict[str, float] = {}
+        phases = []
         if self.params.mode == "alt" and personal and self.params.personal_epochs > 0:
-            m = train_epochs(
-                model,
-                data,
-                ctx.optim,
-                ctx.generator("train-personal", cid),
-                self.params.personal_epochs,
-                self.trainable(ctx, model, personal),
+            names = self.trainable_names(ctx, personal)
+            phases.append(
+                Phase(ctx.optim, stream="train-personal", trainable=names, epochs=self.params.personal_epochs, metric="personal_")
             )
-            metrics["personal_loss"], metrics["personal_steps"] = m["loss"], m["steps"]
             train_keys = shared
         else:
             train_keys = personal + shared
-        params = self.trainable(ctx, model, train_keys)
-        if params:
-            m = train_epochs(model, data, ctx.optim, ctx.generator("train", cid), params=params, regularizer=reg)
-            metrics["loss"], metrics["steps"] = m["loss"], m["steps"]
-        new = ctx.state_of(model)
+        names = self.trainable_names(ctx, train_keys)
+        if names:
+            phases.append(Phase(ctx.optim, stream="train", trainable=names, prox=self.prox_term(ctx)))
+        return LocalPlan(cid, {"main": self.client_state(server, client)}, tuple(phases), anchors={"global": server["model"]})
+
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """Send the shared entries, keep the personal ones."""
+        new = result.models["main"]
+        personal, shared = self.personal_keys(ctx), self.shared_keys(ctx)
         message = {"state": S.select(new, shared)} if shared else {}
         if self.params.unseen_personal == "average" and personal:
             message["personal"] = S.select(new, personal)  # used only for the cold start of unseen clients
-        return ClientUpdate(client={"personal": S.select(new, personal)}, message=message, metrics=metrics)
+        return ClientUpdate(client={"personal": S.select(new, personal)}, message=message, metrics=result.metrics(plan))
 
     def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
         """Weighted average of the shared entries, applied with server learning rate η_g (and, with
@@ -236,10 +240,22 @@ class PartialFedAvg(Algorithm):
         """The client's model (server entries with its personal entries)."""
         return self.client_state(server, client)
 
+    def eval_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """The client's model, with ``ft_epochs`` of fine-tuning of the ``ft_part`` entries (stream ``finetune``)."""
+        phases: tuple[Phase, ...] = ()
+        if self.params.ft_epochs > 0:
+            keys = set(layer_split_keys(ctx.layers, ctx.head_keys, self.params.ft_part))
+            names = tuple(n for n, _ in ctx.model.named_parameters() if n in keys)
+            phases = (Phase(ctx.optim, stream="finetune", trainable=names, epochs=self.params.ft_epochs),)
+        return LocalPlan(cid, {"main": self.eval_state(ctx, cid, server, client)}, phases)
+
     def eval_module(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> nn.Module:
-        """The client's model, fine-tuned on its train split first when ``ft_epochs > 0``."""
-        model = ctx.load(self.eval_state(ctx, cid, server, client))
-        return self.finetune(ctx, model, ctx.client(cid).train, cid)
+        """The client's model, fine-tuned on its train split first when ``ft_epochs > 0`` (``eval_plan``)."""
+        plan = self.eval_plan(ctx, cid, server, client)
+        model = ctx.load(plan.models["main"])
+        for phase in plan.phases:
+            run_phase(ctx, plan, phase, model)
+        return model
 
     def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> nn.Module:
         """The cold-start model of :meth:`unseen_state`, fine-tuned on the client's train split when asked."""

@@ -14,7 +14,8 @@ from pflnb.algorithms.partial import PartialFedAvg, PartialParams
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
-from pflnb.fl.training import epoch_batches, make_optimizer, train_epochs
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult, Prox, ProxStep
+from pflnb.fl.training import make_optimizer, train_epochs
 
 
 @dataclass(frozen=True)
@@ -49,42 +50,31 @@ class Ditto(PartialFedAvg):
         server, clients = super().init(ctx, init_state)
         return server, [{**c, "v": S.clone(init_state)} for c in clients]
 
-    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """FedAvg's local update of w, then personal_epochs on v with the proximal term toward w_g."""
-        up = super().local_train(ctx, cid, server, client)
-        lam, anchor = self.params.lam, {n: t.detach() for n, t in server["model"].items()}
-        v = ctx.load(client["v"], "personal")
-        data = ctx.client(cid).train
-        gen = ctx.generator("train-personal", cid)
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """FedAvg's local phases on w (slot ``main``), then ``personal_epochs`` on v (slot ``v``, stream
+        ``train-personal``) with (λ/2)‖v − w_g‖² in the loss (``prox="gradient"``) or the exact prox step
+        v ← (v + ηλ w_g)/(1 + ηλ) after each SGD step (``prox="proximal"``)."""
+        plan = super().local_plan(ctx, cid, server, client)
+        lam, names = self.params.lam, tuple(n for n, _ in ctx.model.named_parameters())
         if self.params.prox == "gradient":
-
-            def reg(model: nn.Module) -> torch.Tensor:
-                return 0.5 * lam * sum(((p - anchor[n]) ** 2).sum() for n, p in model.named_parameters())
-
-            m = train_epochs(v, data, ctx.optim, gen, self.params.personal_epochs, regularizer=reg if lam > 0 else None)
+            terms: dict[str, Any] = {"prox": Prox(lam, names) if lam > 0 else None}
         else:
-            m = self._proximal_epochs(ctx, v, data, gen, anchor)
-        up.client = {**up.client, "v": ctx.state_of(v)}
-        up.metrics.update(personal_loss=m["loss"], personal_steps=m["steps"])
-        return up
+            terms = {"after_step": ProxStep(lam, names)}
+        phase = Phase(
+            ctx.optim, model="v", stream="train-personal", epochs=self.params.personal_epochs, metric="personal_", **terms
+        )
+        plan.models["v"] = client["v"]
+        plan.anchors["global"] = server["model"]
+        plan.phases = (*plan.phases, phase)
+        return plan
 
-    def _proximal_epochs(self, ctx: Any, v: nn.Module, data: Any, gen: torch.Generator, anchor: S.State) -> dict[str, float]:
-        """SGD steps on the loss, each followed by v ← (v + ηλ w_g)/(1 + ηλ), the prox of (λ/2)‖v − w_g‖²."""
-        eta, lam = ctx.optim.lr, self.params.lam
-        opt = make_optimizer(v.parameters(), ctx.optim)
-        v.train()
-        total, steps = 0.0, 0
-        for _ in range(self.params.personal_epochs):
-            for x, y in epoch_batches(data, ctx.optim.batch_size, gen, ctx.optim.drop_last):
-                loss = F.cross_entropy(v(x), y)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                with torch.no_grad():
-                    for n, p in v.named_parameters():
-                        p.copy_((p + eta * lam * anchor[n]) / (1.0 + eta * lam))
-                total, steps = total + float(loss.detach()), steps + 1
-        return {"loss": total / max(steps, 1), "steps": steps}
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """FedAvg's update of w; the client also keeps its new v."""
+        up = super().finish_local(ctx, cid, server, client, plan, result)
+        up.client = {**up.client, "v": result.models["v"]}
+        return up
 
     def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:
         """The personal model v."""
@@ -121,42 +111,38 @@ class APFL(PartialFedAvg):
         return server, [{**c, "v": S.clone(init_state), "alpha": float(self.params.alpha)} for c in clients]
 
     def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """Per minibatch: one SGD step on w, one on v through the mixed model, one on α (when adaptive)."""
+        """Per minibatch: one SGD step on w (the training path), then, in its after-step hook, one on v through the
+        mixed model and one on α (when adaptive)."""
         w = ctx.load(server["model"])
         v = ctx.load(client["v"], "personal")
-        opt_w, opt_v = make_optimizer(w.parameters(), ctx.optim), make_optimizer(v.parameters(), ctx.optim)
+        opt_v = make_optimizer(v.parameters(), ctx.optim)
         p0 = next(v.parameters())
         alpha = torch.tensor(client["alpha"], dtype=p0.dtype, device=p0.device, requires_grad=self.params.adaptive)
         alpha_lr = ctx.optim.lr if self.params.alpha_lr is None else self.params.alpha_lr
-        w.train()
+        adaptive = self.params.adaptive
         v.train()
-        gen = ctx.generator("train", cid)
-        total, steps = 0.0, 0
-        for _ in range(ctx.optim.local_epochs):
-            for x, y in epoch_batches(ctx.client(cid).train, ctx.optim.batch_size, gen, ctx.optim.drop_last):
-                loss_w = F.cross_entropy(w(x), y)
-                opt_w.zero_grad(set_to_none=True)
-                loss_w.backward()
-                opt_w.step()
-                w_params = {n: p.detach() for n, p in w.named_parameters()}
-                mixed = {n: alpha * p + (1 - alpha) * w_params[n] for n, p in v.named_parameters()}
-                mixed.update(dict(v.named_buffers()))
-                loss = F.cross_entropy(functional_call(v, mixed, (x,)), y)
-                opt_v.zero_grad(set_to_none=True)
-                if alpha.grad is not None:
-                    alpha.grad = None
-                loss.backward()
-                opt_v.step()
-                if self.params.adaptive:
-                    with torch.no_grad():
-                        alpha -= alpha_lr * alpha.grad
-                        alpha.clamp_(0.0, 1.0)
-                total, steps = total + float(loss_w.detach()), steps + 1
+
+        def mixed_step(w_model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> None:
+            w_params = {n: p.detach() for n, p in w_model.named_parameters()}
+            mixed = {n: alpha * p + (1 - alpha) * w_params[n] for n, p in v.named_parameters()}
+            mixed.update(dict(v.named_buffers()))
+            loss = F.cross_entropy(functional_call(v, mixed, (x,)), y)
+            opt_v.zero_grad(set_to_none=True)
+            if alpha.grad is not None:
+                alpha.grad = None
+            loss.backward()
+            opt_v.step()
+            if adaptive:
+                with torch.no_grad():
+                    alpha.sub_(alpha_lr * alpha.grad)
+                    alpha.clamp_(0.0, 1.0)
+
+        m = train_epochs(w, ctx.client(cid).train, ctx.optim, ctx.generator("train", cid), after_step=mixed_step)
         new_w = ctx.state_of(w)
         return ClientUpdate(
             client={**client, "v": ctx.state_of(v), "alpha": float(alpha.detach())},
             message={"state": new_w},
-            metrics={"loss": total / max(steps, 1), "steps": steps, "alpha": float(alpha.detach())},
+            metrics={"loss": m["loss"], "steps": m["steps"], "alpha": float(alpha.detach())},
         )
 
     def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:

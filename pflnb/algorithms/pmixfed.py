@@ -38,6 +38,7 @@ from pflnb.algorithms.partial import FedSim, FedSimParams, _check_spec, aggregat
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult
 from pflnb.fl.training import evaluate, train_epochs
 
 MU_MODES = ("sigmoid", "simple", "fixed", "uniform", "beta")
@@ -226,6 +227,33 @@ class PMixFed(Algorithm):
         if self.params.mu_mode == "beta":
             message["lam_agg"] = self._lambdas(ctx, 0.0, "aggregate", len(blocks), cid)
         metrics = {"loss": m["loss"], "steps": m["steps"], "acc_local": acc, "mu": mu, "lam_broadcast": lam.tolist()}
+        return ClientUpdate(client={"model": new}, message=message, metrics=metrics)
+
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """``local_train`` declared for the client runners: Eq. 8's mixed start (μ_k from L_k's accuracy), all layers
+        trained (stream ``train``)."""
+        blocks = model_blocks(ctx.model)
+        acc = self._acc(ctx, self.local_model(server, client), cid)
+        mu = self.mu(ctx, acc)
+        lam = self._lambdas(ctx, mu, "broadcast", len(blocks), cid)
+        mixed = S.mix(server["model"], self.local_model(server, client), per_key(blocks, lam))
+        return LocalPlan(cid, {"main": mixed}, (Phase(ctx.optim),), info={"acc": acc, "mu": mu, "lam": lam})
+
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """Upload the trained model (and, in ``beta`` mode, this client's aggregation λ), as ``local_train``."""
+        new, r, info = result.models["main"], result.phases[0], plan.info
+        message: dict[str, Any] = {"state": new}
+        if self.params.mu_mode == "beta":
+            message["lam_agg"] = self._lambdas(ctx, 0.0, "aggregate", len(model_blocks(ctx.model)), cid)
+        metrics = {
+            "loss": r.loss,
+            "steps": r.steps,
+            "acc_local": info["acc"],
+            "mu": info["mu"],
+            "lam_broadcast": info["lam"].tolist(),
+        }
         return ClientUpdate(client={"model": new}, message=message, metrics=metrics)
 
     def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:

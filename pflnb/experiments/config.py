@@ -6,17 +6,18 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pflnb.data import DataSpec, check_spec
-from pflnb.fl import OptimConfig, RunSettings
+from pflnb.fl import RUNNERS, OptimConfig, RunSettings
 from pflnb.fl.training import OPTIMIZERS
 
 PROFILES = ("smoke", "cpu", "paper")
 # Fields that do not change results and so stay out of the config hash.
-_UNHASHED = ("data_root", "device", "profile")
+_UNHASHED = ("data_root", "device", "profile", "runner")  # the runners give equal results (tested)
 # Fields hashed only away from their default, so that adding them kept every existing cache key: ``deterministic``
 # changes no CPU result, and on CUDA a record made without the determinism controls must not stand in for one made
 # with them (nor the other way round).
@@ -64,6 +65,7 @@ class ExperimentConfig:
     profile: str = "cpu"
     data_root: str | None = None
     device: str = "auto"
+    runner: str = field(default_factory=lambda: os.environ.get("PFLNB_RUNNER", "auto"))  # auto, sequential, batched
 
     def replace(self, **changes: Any) -> ExperimentConfig:
         """A copy with fields changed (unknown field names raise a clear error)."""
@@ -132,6 +134,7 @@ class ExperimentConfig:
             checkpoint_path=checkpoint_path,
             progress=progress,
             device=str(pflnb.device(self.device)),
+            runner=self.runner,
         )
 
     def validate(self) -> None:
@@ -172,6 +175,8 @@ class ExperimentConfig:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         _check_device(self.device)
+        if self.runner not in RUNNERS:
+            raise ValueError(f"runner must be one of {RUNNERS}, got {self.runner!r}")
         if self.data_root is not None:
             if not isinstance(self.data_root, str) or not self.data_root:
                 raise ValueError(f"data_root must be None or a folder path (string), got {self.data_root!r}")

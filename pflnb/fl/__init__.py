@@ -2,12 +2,23 @@
 
 from pflnb.fl import state
 from pflnb.fl.algorithm import Algorithm, ClientUpdate, NoParams
-from pflnb.fl.engine import Context, RunSettings, SequentialRunner, derive_seed, run_simulation, sample_clients, summarize
+from pflnb.fl.engine import Context, RunSettings, derive_seed, run_simulation, sample_clients, summarize
+from pflnb.fl.plan import FeatureRecord, LocalPlan, Phase, PlanResult, Prox, ProxStep, run_plan
+from pflnb.fl.runner import RUNNERS, BatchedRunner, ClientRunner, SequentialRunner, make_runner
 from pflnb.fl.training import OptimConfig, epoch_batches, evaluate, train_epochs
 
 __all__ = [
+    "RUNNERS",
     "Algorithm",
+    "BatchedRunner",
+    "ClientRunner",
     "ClientUpdate",
+    "FeatureRecord",
+    "LocalPlan",
+    "Phase",
+    "PlanResult",
+    "Prox",
+    "ProxStep",
     "Context",
     "NoParams",
     "OptimConfig",
@@ -16,6 +27,8 @@ __all__ = [
     "derive_seed",
     "epoch_batches",
     "evaluate",
+    "make_runner",
+    "run_plan",
     "run_simulation",
     "sample_clients",
     "state",

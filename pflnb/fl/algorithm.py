@@ -6,11 +6,14 @@ checkpointable and lets a batched client runner replace the sequential one witho
 
 Per round the engine calls, in order:
   1. ``local_train(ctx, cid, server, client)`` for each sampled client → :class:`ClientUpdate`
-     (the new client state, the ``message`` that leaves the client, and metrics);
+     (the new client state, the ``message`` that leaves the client, and metrics); an algorithm that declares
+     its local work as a :class:`~pflnb.fl.plan.LocalPlan` (``local_plan``) and turns the plan's result into
+     the update (``finish_local``) gets ``local_train`` for free and can be trained by the batched runner;
   2. ``aggregate(ctx, server, messages)`` → the new server state;
   3. ``after_aggregate(ctx, cid, server, client)`` for each sampled client → the client state
      (e.g. LG-Mix mixes local and global updates here);
-  4. on evaluation rounds ``eval_module(ctx, cid, server, client)`` for every client.
+  4. on evaluation rounds ``eval_module(ctx, cid, server, client)`` for every client (``eval_plan`` declares
+     the same for the batched runner: the state evaluated and any fine-tuning phases before it).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from torch import nn
 
 from pflnb.data import ClientData
 from pflnb.fl import state as S
+from pflnb.fl.plan import LocalPlan, PlanResult, run_plan
 from pflnb.fl.training import train_epochs
 
 
@@ -69,8 +73,22 @@ class Algorithm:
         return {"model": S.clone(init_state)}, [{} for _ in range(ctx.num_clients)]
 
     def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """One client's local work in a round."""
-        raise NotImplementedError
+        """One client's local work in a round (default: ``local_plan`` run by the sequential training path,
+        then ``finish_local``)."""
+        plan = self.local_plan(ctx, cid, server, client)
+        if plan is None:
+            raise NotImplementedError(f"{type(self).__name__} defines neither local_train nor local_plan")
+        return self.finish_local(ctx, cid, server, client, plan, run_plan(ctx, plan))
+
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan | None:
+        """The client's local work as a declared plan (None: not declared; runners call ``local_train``)."""
+        return None
+
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """The client's update from its executed plan (new client state, message, metrics)."""
+        raise NotImplementedError(f"{type(self).__name__} declares a local plan but no finish_local")
 
     def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
         """The new server state from the messages of the sampled clients."""
@@ -87,6 +105,11 @@ class Algorithm:
     def eval_module(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> nn.Module:
         """A module computing client ``cid``'s logits (default: the scratch model with ``eval_state``)."""
         return ctx.load(self.eval_state(ctx, cid, server, client))
+
+    def eval_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan | None:
+        """What ``eval_module`` evaluates, declared: slot ``main`` of the plan after its phases (default: the
+        ``eval_state``, no phases). Must agree with ``eval_module``; None: evaluate through ``eval_module``."""
+        return LocalPlan(cid, {"main": self.eval_state(ctx, cid, server, client)})
 
     def unseen_module(self, ctx: Any, server: dict[str, Any], data: ClientData, finetune: bool) -> nn.Module:
         """A held-out client's model: the global model, fine-tuned on its train split when ``finetune``."""

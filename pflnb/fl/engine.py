@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 from pflnb.data import ClientData, FederatedDataset
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.runner import RUNNERS, ClientRunner, make_runner
 from pflnb.fl.training import OptimConfig, evaluate
 from pflnb.models import PFLModel
 
@@ -94,16 +95,6 @@ class Context:
         return S.clone(model.state_dict())
 
 
-class SequentialRunner:
-    """Trains the sampled clients one after another (the default client runner)."""
-
-    def run(
-        self, algorithm: Algorithm, ctx: Context, server: dict[str, Any], clients: list[dict[str, Any]], selected: list[int]
-    ) -> dict[int, ClientUpdate]:
-        """Local work of every selected client, keyed by client id."""
-        return {cid: algorithm.local_train(ctx, cid, server, clients[cid]) for cid in selected}
-
-
 @dataclass
 class RunSettings:
     """Engine settings of one run."""
@@ -120,6 +111,7 @@ class RunSettings:
     device: str | None = None
     stop_after: int | None = None  # stop (as if interrupted) after this round; for tests of resume
     checkpoint_tag: str | None = None  # stored in checkpoints; a checkpoint with another tag is refused (config hash)
+    runner: str = "auto"  # client runner: "auto" (batched on CUDA where supported), "sequential" or "batched"
 
     def validate(self) -> None:
         """Raise ValueError for settings that cannot run."""
@@ -129,6 +121,8 @@ class RunSettings:
             raise ValueError(f"participation must be in (0, 1], got {self.participation}")
         if self.eval_every < 1:
             raise ValueError(f"eval_every must be >= 1, got {self.eval_every}")
+        if self.runner not in RUNNERS:
+            raise ValueError(f"runner must be one of {RUNNERS}, got {self.runner!r}")
 
 
 def sample_clients(ctx: Context, participation: float) -> list[int]:
@@ -140,18 +134,6 @@ def sample_clients(ctx: Context, participation: float) -> list[int]:
     gen = ctx.generator("sample")
     perm = torch.randperm(n, generator=gen, device=gen.device)
     return sorted(perm[:k].tolist())
-
-
-def _evaluate_clients(algorithm: Algorithm, ctx: Context, server: dict, clients: list[dict]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"val_acc": [], "test_acc": [], "val_loss": [], "test_loss": []}
-    for cid in range(ctx.num_clients):
-        module = algorithm.eval_module(ctx, cid, server, clients[cid])
-        data = ctx.client(cid)
-        for split in ("val", "test"):
-            r = evaluate(module, data.split(split))
-            out[f"{split}_acc"].append(r["acc"])
-            out[f"{split}_loss"].append(r["loss"])
-    return out
 
 
 def _evaluate_unseen(algorithm: Algorithm, ctx: Context, server: dict) -> dict[str, list[float]]:
@@ -273,7 +255,7 @@ def run_simulation(
     data: FederatedDataset,
     model_fn: Callable[[], PFLModel],
     settings: RunSettings,
-    runner: SequentialRunner | None = None,
+    runner: ClientRunner | None = None,
 ) -> dict[str, Any]:
     """Run federated training and return the run record (JSON-serializable dict).
 
@@ -284,9 +266,11 @@ def run_simulation(
     is resumed (refused, naming the file, when unreadable or tagged with another ``checkpoint_tag``).
     A round whose training metrics or states hold a non-finite value ends the run: the record then has a
     ``divergence`` entry (round, client, quantity) instead of a summary, and no final states.
+    clients before/after fine-tuning (``unseen``) and a ``summary``. With ``checkpoint_every`` and a
+    ``checkpoint_path``, state is saved every k rounds and an existing checkpoint is resumed. Local training
+    and evaluation go through ``runner`` (default: ``settings.runner``, see :func:`pflnb.fl.runner.make_runner`).
     """
     settings.validate()
-    runner = runner or SequentialRunner()
     device = torch.device(settings.device) if settings.device else torch.device("cpu")
     data = data.to(device)
     with torch.random.fork_rng(devices=[]):
@@ -294,6 +278,7 @@ def run_simulation(
         init_model = model_fn()
     ctx = Context(data, model_fn, settings.optim, settings.seed, device, settings.finetune_epochs)
     init_state = S.to(S.clone(init_model.state_dict()), device)
+    runner = make_runner(settings.runner if runner is None else runner, algorithm, device, ctx.model)
     server, clients = algorithm.init(ctx, init_state)
     record: dict[str, Any] = {
         "method": algorithm.name,
@@ -336,7 +321,7 @@ def run_simulation(
             "internals": algorithm.round_internals(ctx, server, clients),
         }
         if t % settings.eval_every == 0 or t == settings.rounds:
-            ev = _evaluate_clients(algorithm, ctx, server, clients)
+            ev = runner.evaluate(algorithm, ctx, server, clients)
             extra = algorithm.extra_metrics(ctx, server, clients)
             record["evals"].append(to_jsonable({"round": t, **ev, **({"extra": extra} if extra else {})}))
             bar.set_postfix(val=f"{np.mean(ev['val_acc']):.3f}", test=f"{np.mean(ev['test_acc']):.3f}")
@@ -355,6 +340,7 @@ def run_simulation(
         ctx.optim = settings.optim.at_round(settings.rounds)
         record["unseen"] = _evaluate_unseen(algorithm, ctx, server)
     record["summary"] = summarize(record)
+    record["runner"] = {"name": runner.name, "notes": list(getattr(runner, "notes", []))}
     record["final"] = {"server": server, "clients": clients}
     record["wall_time_s"] = earlier_s + time.perf_counter() - t_start  # over every resumed segment
     return record

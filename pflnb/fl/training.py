@@ -78,11 +78,17 @@ def make_optimizer(params: Iterable[nn.Parameter], opt: OptimConfig, lr: float |
 
 
 LossFn = Callable[[nn.Module, torch.Tensor, torch.Tensor], torch.Tensor]
+StepHook = Callable[[nn.Module, torch.Tensor, torch.Tensor], None]
 
 
 def cross_entropy_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of the model's logits."""
     return F.cross_entropy(model(x), y)
+
+
+def accumulator_dtype(device: torch.device) -> torch.dtype:
+    """The dtype losses are summed in on ``device``: float64 (exactly a Python float sum), float32 where float64 is missing."""
+    return torch.float32 if device.type == "mps" else torch.float64
 
 
 def train_epochs(
@@ -96,18 +102,24 @@ def train_epochs(
     regularizer: Callable[[nn.Module], torch.Tensor] | None = None,
     lr: float | None = None,
     max_steps: int | None = None,
+    after_step: StepHook | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
 ) -> dict[str, float]:
     """Train ``model`` in place with SGD on ``split`` for ``epochs`` (default ``opt.local_epochs``).
 
     ``params`` restricts the trained parameters (others get no update, though BN running statistics of
     the whole model still move in train mode); ``regularizer(model)`` is added to the loss (FedProx,
-    Ditto); ``max_steps`` caps the number of SGD steps. Returns the mean loss and the number of steps.
+    Ditto); ``max_steps`` caps the number of SGD steps; ``after_step(model, x, y)`` runs after every
+    optimizer step (a proximal step, a second model's update on the same minibatch); ``optimizer`` continues
+    an existing optimizer (its state carries over) instead of a fresh one. Losses are summed on the device
+    and read once at the end. Returns the mean loss and the number of steps.
     """
     epochs = opt.local_epochs if epochs is None else epochs
-    trainable = list(model.parameters()) if params is None else list(params)
-    optimizer = make_optimizer(trainable, opt, lr)
+    if optimizer is None:
+        trainable = list(model.parameters()) if params is None else list(params)
+        optimizer = make_optimizer(trainable, opt, lr)
     model.train()
-    total, steps = 0.0, 0
+    total, steps = None, 0
     for _ in range(epochs):
         for x, y in epoch_batches(split, opt.batch_size, generator, opt.drop_last):
             loss = loss_fn(model, x, y)
@@ -116,11 +128,14 @@ def train_epochs(
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total += float(loss.detach())
+            if after_step is not None:
+                after_step(model, x, y)
+            value = loss.detach().to(accumulator_dtype(loss.device))
+            total = value if total is None else total + value
             steps += 1
             if max_steps is not None and steps >= max_steps:
-                return {"loss": total / steps, "steps": steps}
-    return {"loss": total / max(steps, 1), "steps": steps}
+                return {"loss": float(total) / steps, "steps": steps}
+    return {"loss": float(total) / steps if steps else 0.0, "steps": steps}
 
 
 @torch.no_grad()

@@ -1,0 +1,595 @@
+"""Batched execution of local plans: the clients of a group trained (or evaluated) together with torch.func.
+
+The clients' states are stacked along a new first dimension and one ``vmap(grad(...))`` call computes every
+client's gradient on its own minibatch; a functional optimizer then updates the stacked parameters. What
+makes the result equal to the sequential path (:func:`pflnb.fl.plan.run_plan`):
+
+- minibatches come from the same seeded generators (``ctx.generator(stream, cid)``) through the same
+  :func:`~pflnb.fl.training.batch_indices`, so every client sees the same minibatches in the same order;
+- clients with smaller minibatches (a trailing partial batch) are padded to the step's width with a sample mask:
+  the loss is the masked mean, and BatchNorm (replaced by :class:`MaskedBatchNorm`) computes its batch statistics
+  and running-statistics update over the real samples only, exactly what BN does on the smaller batch;
+- clients with fewer steps are padded with replayed minibatches whose update is masked out: parameters,
+  momentum/Adam state, step counts and BN buffers (running statistics and ``num_batches_tracked``) are kept
+  with ``torch.where`` on padded steps, so weight decay and momentum do not move a finished client;
+- the functional SGD (momentum, weight decay) and Adam (per-client step counts) follow ``torch.optim``'s
+  update formulas operation by operation.
+
+In float64 the two paths agree to rounding (1e-12 and below); see ``tests/test_runner_batched.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+from pflnb.fl import state as S
+from pflnb.fl.plan import LocalPlan, Phase, PhaseResult, PlanResult
+from pflnb.fl.training import accumulator_dtype, batch_indices
+
+# ------------------------------------------------------------------------------------------ the functional model
+
+
+class _BNContext:
+    """What the masked BN layers of one functional model read (sample mask, mode) and write (new buffers)."""
+
+    def __init__(self) -> None:
+        self.mask: torch.Tensor | None = None
+        self.training = False
+        self.new_buffers: dict[str, torch.Tensor] = {}
+
+
+class MaskedBatchNorm(nn.Module):
+    """BatchNorm whose batch statistics and running-statistics update use only the samples with mask 1.
+
+    Same parameters and buffers (names, values) as the BN layer it replaces. In training mode it returns the
+    normalized batch and records the updated running statistics in the shared context (instead of writing them
+    in place), so the update can be returned from a ``vmap(grad(...))`` call and masked per client.
+    """
+
+    def __init__(self, bn: nn.modules.batchnorm._BatchNorm, prefix: str, bn_ctx: _BNContext) -> None:
+        super().__init__()
+        self.eps, self.momentum = bn.eps, bn.momentum
+        self.affine, self.track_running_stats = bn.affine, bn.track_running_stats
+        if bn.affine:
+            self.weight, self.bias = bn.weight, bn.bias
+        if bn.track_running_stats:
+            self.register_buffer("running_mean", bn.running_mean)
+            self.register_buffer("running_var", bn.running_var)
+            self.register_buffer("num_batches_tracked", bn.num_batches_tracked)
+        self.prefix = prefix
+        self.bn_ctx = bn_ctx
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Normalized ``x`` (N, C, ...) with batch statistics over the masked samples or the running statistics."""
+        c = self.bn_ctx
+        view = (1, -1) + (1,) * (x.dim() - 2)
+        if c.training or not self.track_running_stats:
+            m = c.mask.to(x.dtype).reshape((-1,) + (1,) * (x.dim() - 1))
+            dims = [0, *range(2, x.dim())]
+            count = c.mask.to(x.dtype).sum() * math.prod(x.shape[2:])
+            mean = (x * m).sum(dims) / count
+            xc = x - mean.reshape(view)
+            var = (xc * xc * m).sum(dims) / count
+            out = xc * torch.rsqrt(var.reshape(view) + self.eps)
+            if c.training and self.track_running_stats:
+                tracked = self.num_batches_tracked + 1
+                factor = self.momentum if self.momentum is not None else 1.0 / tracked.to(x.dtype)
+                unbiased = var * (count / (count - 1))
+                p = self.prefix
+                c.new_buffers[p + "running_mean"] = (factor * mean + (1 - factor) * self.running_mean).detach()
+                c.new_buffers[p + "running_var"] = (factor * unbiased + (1 - factor) * self.running_var).detach()
+                c.new_buffers[p + "num_batches_tracked"] = tracked
+        else:
+            out = (x - self.running_mean.reshape(view)) * torch.rsqrt(self.running_var.reshape(view) + self.eps)
+        if self.affine:
+            out = out * self.weight.reshape(view) + self.bias.reshape(view)
+        return out
+
+
+class _Net(nn.Module):
+    """Wrapper whose forward returns the logits, or (features, logits) for models with ``features``/``head``."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor, features: bool = False) -> Any:
+        if not features:
+            return self.net(x)
+        h = self.net.features(x)
+        return h, self.net.head(h)
+
+
+def unsupported_model(model: nn.Module) -> str | None:
+    """Why ``model`` cannot be trained by the batched runner (None when it can): layers that mix samples other
+    than BatchNorm, or randomness (dropout), which vmap cannot reproduce per client."""
+    for name, m in model.named_modules():
+        if isinstance(m, nn.modules.dropout._DropoutNd):
+            return f"the model has dropout ({name})"
+    return None
+
+
+class FunctionalModel:
+    """A copy of a model with its BatchNorm layers masked, called functionally on a given state."""
+
+    def __init__(self, model: nn.Module) -> None:
+        module = copy.deepcopy(model)
+        self.bn = _BNContext()
+        for name, sub in list(module.named_modules()):
+            if isinstance(sub, nn.modules.batchnorm._BatchNorm):
+                parent_name, _, attr = name.rpartition(".")
+                parent = module.get_submodule(parent_name) if parent_name else module
+                parent._modules[attr] = MaskedBatchNorm(sub, name + ".", self.bn)
+        self.net = _Net(module)
+        self.eval_batch_stats = any(
+            isinstance(m, nn.modules.batchnorm._BatchNorm) and not m.track_running_stats for m in model.modules()
+        )  # BN without running statistics normalizes with batch statistics in eval mode too
+        self.param_names = [n for n, _ in model.named_parameters()]
+        self.buffer_names = [n for n, _ in model.named_buffers()]
+        self.state_keys = list(model.state_dict())
+
+    def __call__(
+        self, state: dict[str, torch.Tensor], x: torch.Tensor, mask: torch.Tensor, training: bool, features: bool = False
+    ) -> tuple[Any, dict[str, torch.Tensor]]:
+        """(logits or (features, logits), updated BN buffers) of the model with ``state`` on ``x``."""
+        self.bn.mask, self.bn.training, self.bn.new_buffers = mask, training, {}
+        try:
+            out = functional_call(self.net, {"net." + k: v for k, v in state.items()}, (x,), {"features": features}, strict=True)
+            return out, self.bn.new_buffers
+        finally:
+            self.bn.mask, self.bn.new_buffers = None, {}
+
+
+# ------------------------------------------------------------------------------------------ staging
+
+
+def stack_states(states: Sequence[S.State], keys: Sequence[str]) -> dict[str, torch.Tensor]:
+    """Client states stacked along a new first dimension (one expanded copy when all are the same object)."""
+    first = states[0]
+    if all(s is first for s in states):
+        return {k: first[k].detach().unsqueeze(0).expand(len(states), *first[k].shape).clone() for k in keys}
+    return {k: torch.stack([s[k].detach() for s in states]) for k in keys}
+
+
+def unstack(stacked: dict[str, torch.Tensor], i: int) -> S.State:
+    """Client ``i``'s state out of a stacked state (copies)."""
+    return {k: v[i].clone() for k, v in stacked.items()}
+
+
+def pad_splits(splits: Sequence[Any]) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
+    """The clients' samples stacked as (C, N_max, ...) inputs and (C, N_max) labels, zero-padded, and the sizes."""
+    xs = torch.nn.utils.rnn.pad_sequence([s.x for s in splits], batch_first=True)
+    ys = torch.nn.utils.rnn.pad_sequence([s.y for s in splits], batch_first=True)
+    return xs, ys, [len(s) for s in splits]
+
+
+@dataclass
+class Schedule:
+    """Minibatch indices of a phase for C clients: (T, C, B) indices and sample masks and (T, C) active steps on the
+    device, the (T, C) active flags and batch sizes on the host, and each client's number of steps."""
+
+    idx: torch.Tensor
+    mask: torch.Tensor
+    active: torch.Tensor
+    active_host: torch.Tensor
+    sizes_host: torch.Tensor
+    steps: list[int]
+
+    def width(self, t: int, cols: Sequence[int]) -> int:
+        """The width of step ``t`` for the clients at positions ``cols``: their largest batch."""
+        return int(self.sizes_host[t, list(cols)].max())
+
+
+def train_schedule(ctx: Any, plans: Sequence[LocalPlan], phase: Phase, sizes: Sequence[int]) -> list[list[torch.Tensor]]:
+    """Each client's minibatch indices of a training phase, drawn as :func:`~pflnb.fl.training.train_epochs` draws them."""
+    out = []
+    for plan, n in zip(plans, sizes):
+        gen = ctx.generator(phase.stream, plan.cid)
+        batches: list[torch.Tensor] = []
+        for _ in range(phase.n_epochs):
+            for idx in batch_indices(n, phase.optim.batch_size, gen, True, phase.optim.drop_last):
+                batches.append(idx)
+                if phase.max_steps is not None and len(batches) >= phase.max_steps:
+                    break
+            if phase.max_steps is not None and len(batches) >= phase.max_steps:
+                break
+        out.append(batches)
+    return out
+
+
+def gradient_schedule(sizes: Sequence[int], batch_size: int) -> list[list[torch.Tensor]]:
+    """Each client's batches of a gradient phase: consecutive samples in order, the last one partial."""
+    return [[torch.arange(s, min(s + batch_size, n)) for s in range(0, n, batch_size)] for n in sizes]
+
+
+def build_schedule(batches: list[list[torch.Tensor]], width: int, device: torch.device, dtype: torch.dtype) -> Schedule:
+    """Pad per-client batch lists to one (T, C, width) schedule. A client's padded steps (after its last one)
+    replay the first two samples of its first batch, masked out of every update."""
+    n_clients, n_steps = len(batches), max((len(b) for b in batches), default=0)
+    idx = torch.zeros(n_steps, n_clients, width, dtype=torch.long)
+    mask = torch.zeros(n_steps, n_clients, width, dtype=dtype)
+    active = torch.zeros(n_steps, n_clients, dtype=torch.bool)
+    for c, bl in enumerate(batches):
+        for t, b in enumerate(bl):
+            idx[t, c, : len(b)] = b
+            mask[t, c, : len(b)] = 1
+            active[t, c] = True
+        if len(bl) < n_steps:
+            filler = bl[0][:2]
+            idx[len(bl) :, c, : len(filler)] = filler
+            mask[len(bl) :, c, : len(filler)] = 1
+    sizes = mask.sum(2).to(torch.long)
+    return Schedule(idx.to(device), mask.to(device), active.to(device), active, sizes, [len(b) for b in batches])
+
+
+class LiveSet:
+    """The chunk positions still stacked in a phase. Once a quarter or more of them have taken their last step, the
+    stacked tensors are compacted to the clients still training (so finished clients stop costing compute)."""
+
+    def __init__(self, n: int, device: torch.device) -> None:
+        self.pos = list(range(n))
+        self.device = device
+        self.index = torch.arange(n, device=device)
+        self.before = self.index  # the positions before the last compaction
+
+    def shrink(self, active_row: torch.Tensor) -> torch.Tensor | None:
+        """Local indices (device) of the clients to keep when this step's ``active_row`` (host, over all chunk
+        positions) leaves a quarter or more of the live ones idle; None when no compaction is due."""
+        flags = [bool(active_row[p]) for p in self.pos]
+        n_active = sum(flags)
+        if n_active == 0 or n_active > 0.75 * len(self.pos):
+            return None
+        keep = [i for i, f in enumerate(flags) if f]
+        self.pos = [self.pos[i] for i in keep]
+        local = torch.tensor(keep, device=self.device)
+        self.before, self.index = self.index, self.index[local]
+        return local
+
+
+# ------------------------------------------------------------------------------------------ functional optimizers
+
+
+def _bview(flag: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A per-client (C,) tensor shaped to broadcast against a stacked (C, ...) tensor."""
+    return flag.reshape((-1,) + (1,) * (like.dim() - 1))
+
+
+class FunctionalOptimizer:
+    """torch.optim's SGD (momentum, weight decay) or Adam, applied to stacked client parameters; at step t only the
+    clients with ``active[t]`` move, the others keep parameters and optimizer state unchanged.
+
+    ``active`` (T, C) is the phase's whole schedule: Adam's per-client step counts and bias corrections are computed
+    from it up front in Python floats, as torch.optim computes them."""
+
+    def __init__(self, phase: Phase, params: dict[str, torch.Tensor], active: torch.Tensor) -> None:
+        o = phase.optim
+        self.kind, self.lr, self.momentum, self.wd = o.optimizer, phase.step_lr, o.momentum, o.weight_decay
+        if self.kind not in ("sgd", "adam"):
+            raise ValueError(f"optimizer must be sgd or adam, got {self.kind!r}")
+        self.betas, self.eps = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (make_optimizer uses them)
+        self.buf = {k: torch.zeros_like(v) for k, v in params.items()} if (self.kind == "adam" or self.momentum) else {}
+        self.sq = {k: torch.zeros_like(v) for k, v in params.items()} if self.kind == "adam" else {}
+        self.t = 0
+        self.cols: torch.Tensor | None = None  # chunk positions of the stacked rows (None: all, in order)
+        if self.kind == "adam" and params:
+            like = next(iter(params.values()))
+            counts = active.to("cpu", torch.long).cumsum(0).clamp(min=1).tolist()
+            b1, b2 = self.betas
+            self.neg_step = torch.tensor([[-(self.lr / (1 - b1**n)) for n in row] for row in counts], dtype=like.dtype)
+            self.bc2_sqrt = torch.tensor([[(1 - b2**n) ** 0.5 for n in row] for row in counts], dtype=like.dtype)
+            self.neg_step, self.bc2_sqrt = self.neg_step.to(like.device), self.bc2_sqrt.to(like.device)
+
+    def compact(self, local: torch.Tensor, cols: torch.Tensor) -> None:
+        """Keep the optimizer state of the stacked rows ``local`` only; ``cols`` are their chunk positions."""
+        self.buf = {k: v.index_select(0, local) for k, v in self.buf.items()}
+        self.sq = {k: v.index_select(0, local) for k, v in self.sq.items()}
+        self.cols = cols
+
+    def step(self, params: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], active: torch.Tensor) -> None:
+        """Replace ``params[k]`` by the updated stacked tensor for the clients in ``active`` (bool, one per row)."""
+        t = self.t
+        self.t += 1
+        b1, b2 = self.betas
+        if self.kind == "adam" and grads:
+            neg_step, bc2_sqrt = self.neg_step[t], self.bc2_sqrt[t]
+            if self.cols is not None:
+                neg_step, bc2_sqrt = neg_step[self.cols], bc2_sqrt[self.cols]
+        for k, g in grads.items():
+            p = params[k]
+            act = _bview(active, p)
+            d = torch.add(g, p, alpha=self.wd) if self.wd != 0 else g
+            if self.kind == "sgd":
+                if self.momentum != 0:
+                    buf = self.buf[k] * self.momentum + d
+                    self.buf[k] = torch.where(act, buf, self.buf[k])
+                    d = buf
+                new = torch.add(p, d, alpha=-self.lr)
+            else:
+                m = torch.lerp(self.buf[k], d, 1 - b1)
+                v = torch.addcmul(self.sq[k] * b2, d, d, value=1 - b2)
+                self.buf[k] = torch.where(act, m, self.buf[k])
+                self.sq[k] = torch.where(act, v, self.sq[k])
+                denom = v.sqrt() / _bview(bc2_sqrt, p) + self.eps
+                new = p + _bview(neg_step, p) * m / denom
+            params[k] = torch.where(act, new, p)
+
+
+# ------------------------------------------------------------------------------------------ execution
+
+
+@dataclass
+class ChunkResult:
+    """The stacked final states by slot and each client's phase results."""
+
+    models: dict[str, dict[str, torch.Tensor]]
+    phases: list[list[PhaseResult]]
+
+    def plan_result(self, i: int, slots: Sequence[str]) -> PlanResult:
+        """Client ``i``'s :class:`PlanResult` (states copied out of the stack)."""
+        return PlanResult({s: unstack(self.models[s], i) for s in slots}, self.phases[i])
+
+
+def _anchor_inputs(plans: Sequence[LocalPlan], names: Sequence[str]) -> tuple[dict, dict]:
+    """Anchors for the vmapped step: one shared state (in_dim None) when every plan holds the same object."""
+    values, dims = {}, {}
+    for name in names:
+        states = [p.anchors[name] for p in plans]
+        if all(s is states[0] for s in states):
+            values[name], dims[name] = {k: v.detach() for k, v in states[0].items()}, None
+        else:
+            values[name], dims[name] = stack_states(states, list(states[0])), 0
+    return values, dims
+
+
+def _phase_anchors(phase: Phase) -> list[str]:
+    names = []
+    for term in (phase.prox, phase.after_step):
+        if term is not None:
+            names.append(term.anchor)
+    if phase.record is not None:
+        names.append(phase.record.reference)
+    return sorted(set(names))
+
+
+class _Stack:
+    """Stacked per-client tensors of a phase (rows: the live clients) and the full-size outputs finished rows go to."""
+
+    def __init__(self, live: LiveSet, tensors: dict[str, torch.Tensor]) -> None:
+        self.live, self.cur = live, dict(tensors)
+        self.out = {k: v.clone() for k, v in tensors.items()}
+
+    def compact(self, local: torch.Tensor, extra: list[dict[str, torch.Tensor]]) -> None:
+        """Write every row to the outputs, keep rows ``local`` in the stack (and in each dict of ``extra``)."""
+        for k, v in self.cur.items():
+            self.out[k][self.live.before] = v
+            self.cur[k] = v.index_select(0, local)
+        for d in extra:
+            for k, v in d.items():
+                d[k] = v.index_select(0, local)
+
+    def finish(self) -> dict[str, torch.Tensor]:
+        """The outputs with the rows still live written in."""
+        for k, v in self.cur.items():
+            self.out[k][self.live.index] = v
+        return self.out
+
+
+def _train_phase(
+    ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], phase: Phase, slot: dict[str, torch.Tensor], data: tuple
+) -> tuple[dict[str, torch.Tensor], list[PhaseResult]]:
+    xs, ys, sizes = data
+    n_clients, device = len(plans), xs.device
+    dtype = next(v for v in slot.values() if v.is_floating_point()).dtype
+    sched = build_schedule(train_schedule(ctx, plans, phase, sizes), phase.optim.batch_size, device, dtype)
+    if not sched.steps or max(sched.steps) == 0:
+        return slot, [PhaseResult(0.0, 0) for _ in plans]
+    wanted = set(fm.param_names if phase.trainable is None else phase.trainable)
+    trainable = [n for n in fm.param_names if n in wanted]
+    fixed = [n for n in fm.param_names if n not in wanted]
+    buffers = list(fm.buffer_names)
+    anchors, anchor_dims = _anchor_inputs(plans, _phase_anchors(phase))
+    prox, record, ps = phase.prox, phase.record, phase.after_step
+
+    def client_loss(train_p, fixed_p, bufs, x, y, m, anch):
+        state = {**fixed_p, **train_p, **bufs}
+        if record is not None:
+            (h, logits), new_b = fm(state, x, m, True, features=True)
+        else:
+            logits, new_b = fm(state, x, m, True)
+        loss = (F.cross_entropy(logits, y, reduction="none") * m).sum() / m.sum()
+        if prox is not None:
+            a = anch[prox.anchor]
+            sq = sum(((state[k] - a[k]) ** 2).sum() for k in prox.keys)
+            loss = loss + 0.5 * prox.weight * (sq if prox.squared else torch.sqrt(sq + 1e-12))
+        aux = {"loss": loss.detach(), "buffers": new_b}
+        if record is not None:
+            (h_ref, _), _ = fm(anch[record.reference], x, m, record.bn == "train", features=True)
+            aux["h"], aux["h_ref"] = h.detach(), h_ref.detach()
+        return loss, aux
+
+    step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims))
+    live = LiveSet(n_clients, device)
+    stack = _Stack(live, {**slot, "__total": torch.zeros(n_clients, dtype=accumulator_dtype(device), device=device)})
+    cur = stack.cur
+    opt = FunctionalOptimizer(phase, {k: cur[k] for k in trainable}, sched.active)
+    data_rows = {"xs": xs, "ys": ys}
+    feats: list[tuple[list[int], torch.Tensor, torch.Tensor, torch.Tensor]] = []
+    for t in range(len(sched.active_host)):
+        local = live.shrink(sched.active_host[t])
+        if local is not None:
+            stack.compact(local, [data_rows, *(v for k, v in anchors.items() if anchor_dims[k] == 0)])
+            opt.compact(local, live.index)
+        w = sched.width(t, live.pos)
+        ix, m, act = sched.idx[t, live.index, :w], sched.mask[t, live.index, :w], sched.active[t, live.index]
+        rows = torch.arange(len(live.pos), device=device)[:, None]
+        x, y = data_rows["xs"][rows, ix], data_rows["ys"][rows, ix]
+        grads, aux = step(
+            {k: cur[k] for k in trainable}, {k: cur[k] for k in fixed}, {k: cur[k] for k in buffers}, x, y, m, anchors
+        )
+        params = {k: cur[k] for k in trainable}
+        opt.step(params, grads, act)
+        cur.update(params)
+        if ps is not None:
+            a, eta, lam = anchors[ps.anchor], phase.step_lr, ps.lam
+            for k in ps.keys:
+                new = (cur[k] + eta * lam * a[k]) / (1.0 + eta * lam)
+                cur[k] = torch.where(_bview(act, cur[k]), new, cur[k])
+        for k, v in aux["buffers"].items():
+            cur[k] = torch.where(_bview(act, v), v, cur[k])
+        total = cur["__total"]
+        cur["__total"] = total + torch.where(act, aux["loss"].to(total.dtype), torch.zeros_like(total))
+        if record is not None:
+            feats.append((list(live.pos), aux["h"], aux["h_ref"], m))
+    out = stack.finish()
+    totals = out.pop("__total").tolist()
+    results = []
+    for c in range(n_clients):
+        steps = sched.steps[c]
+        features = None
+        if record is not None:
+            keep = []
+            for t, (pos, h, r, mk) in enumerate(feats):
+                if c in pos and bool(sched.active_host[t, c]):
+                    i = pos.index(c)
+                    keep.append((h[i][mk[i] > 0], r[i][mk[i] > 0]))
+            if keep:
+                features = (torch.cat([k[0] for k in keep]), torch.cat([k[1] for k in keep]))
+        results.append(PhaseResult(totals[c] / steps if steps else 0.0, steps, features=features))
+    return out, results
+
+
+def _gradient_phase(
+    fm: FunctionalModel, plans: Sequence[LocalPlan], phase: Phase, slot: dict[str, torch.Tensor], data: tuple
+) -> tuple[dict[str, torch.Tensor], list[PhaseResult]]:
+    xs, ys, sizes = data
+    n_clients, device = len(plans), xs.device
+    dtype = next(v for v in slot.values() if v.is_floating_point()).dtype
+    bsz = phase.batch_size or phase.optim.batch_size
+    sched = build_schedule(gradient_schedule(sizes, bsz), bsz, device, dtype)
+    names, buffers = fm.param_names, fm.buffer_names
+
+    def client_loss(params, bufs, x, y, m):
+        logits, _ = fm({**params, **bufs}, x, m, True)
+        loss = (F.cross_entropy(logits, y, reduction="none") * m).sum() / m.sum()
+        return loss, loss.detach()
+
+    step = vmap(grad(client_loss, has_aux=True))
+    live = LiveSet(n_clients, device)
+    acc = {"__grad." + k: torch.zeros_like(slot[k], dtype=torch.float64) for k in names}
+    n = torch.as_tensor(sizes, dtype=torch.float64, device=device)
+    stack = _Stack(live, {**acc, "__total": torch.zeros(n_clients, dtype=torch.float64, device=device)})
+    cur = stack.cur
+    per_client = {"xs": xs, "ys": ys, "n": n, **{k: slot[k] for k in names + buffers}}
+    for t in range(len(sched.active_host)):
+        local = live.shrink(sched.active_host[t])
+        if local is not None:
+            stack.compact(local, [per_client])
+        w = sched.width(t, live.pos)
+        ix, m, act = sched.idx[t, live.index, :w], sched.mask[t, live.index, :w], sched.active[t, live.index]
+        rows = torch.arange(len(live.pos), device=device)[:, None]
+        x, y = per_client["xs"][rows, ix], per_client["ys"][rows, ix]
+        grads, loss = step({k: per_client[k] for k in names}, {k: per_client[k] for k in buffers}, x, y, m)
+        weight = m.sum(1).to(torch.float64) / per_client["n"]
+        for k in names:
+            a = cur["__grad." + k]
+            cur["__grad." + k] = torch.where(_bview(act, a), a + _bview(weight, a) * grads[k].double(), a)
+        cur["__total"] = torch.where(act, cur["__total"] + weight * loss.double(), cur["__total"])
+    out = stack.finish()
+    totals = out["__total"].tolist()
+    results = [
+        PhaseResult(totals[c], 0, grad=torch.cat([out["__grad." + k][c].reshape(-1) for k in names])) for c in range(n_clients)
+    ]
+    return slot, results
+
+
+def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan]) -> ChunkResult:
+    """Execute the plans of one chunk (identical phases) together; states stay stacked in the result."""
+    first = plans[0]
+    keys = fm.state_keys
+    slots = {name: stack_states([p.models[name] for p in plans], keys) for name in first.models}
+    data = pad_splits([ctx.client(p.cid).split(p.split) for p in plans])
+    per_client: list[list[PhaseResult]] = [[] for _ in plans]
+    for phase in first.phases:
+        if phase.kind == "gradient":
+            slots[phase.model], res = _gradient_phase(fm, plans, phase, slots[phase.model], data)
+        else:
+            slots[phase.model], res = _train_phase(ctx, fm, plans, phase, slots[phase.model], data)
+        for c, r in enumerate(res):
+            per_client[c].append(r)
+    return ChunkResult(slots, per_client)
+
+
+def plan_signature(plan: LocalPlan) -> tuple:
+    """What must be equal for plans to run in one group: phases, slots, anchors, split."""
+    return (plan.phases, tuple(sorted(plan.models)), tuple(sorted(plan.anchors)), plan.split)
+
+
+@torch.no_grad()
+def evaluate_stacked(
+    fm: FunctionalModel, states: dict[str, torch.Tensor] | S.State, shared: bool, splits: Sequence[Any], block: int = 1024
+) -> list[dict[str, float]]:
+    """Accuracy and mean cross-entropy of each client's model (eval mode) on its split, as
+    :func:`pflnb.fl.training.evaluate` computes them; ``states`` stacked, or one state for all when ``shared``."""
+    xs, ys, sizes = pad_splits(splits)
+    n_clients, device = len(splits), xs.device
+    mask_all = torch.zeros(n_clients, xs.shape[1], dtype=torch.bool, device=device)
+    for c, n in enumerate(sizes):
+        mask_all[c, :n] = True
+
+    def client_logits(state, x, m):
+        return fm(state, x, m, False)[0]
+
+    fwd = vmap(client_logits, in_dims=(None if shared else 0, 0, 0))
+    loss = torch.zeros(n_clients, dtype=torch.float64, device=device)
+    correct = torch.zeros(n_clients, dtype=torch.long, device=device)
+    for start in range(0, xs.shape[1], block):
+        x, y, m = xs[:, start : start + block], ys[:, start : start + block], mask_all[:, start : start + block]
+        mf = m.to(next(v for v in states.values() if v.is_floating_point()).dtype)
+        logits = fwd(states, x, mf)
+        ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").reshape(y.shape)
+        loss += torch.where(m, ce, torch.zeros_like(ce)).double().sum(1)
+        correct += ((logits.argmax(-1) == y) & m).sum(1)
+    out = []
+    for c, n in enumerate(sizes):
+        if n == 0:
+            out.append({"acc": float("nan"), "loss": float("nan")})
+        else:
+            out.append({"acc": int(correct[c]) / n, "loss": float(loss[c]) / n})
+    return out
+
+
+@torch.no_grad()
+def eval_block(device: torch.device) -> int:
+    """Samples per evaluation forward pass: 1024 on CUDA; 256 elsewhere (larger CPU batches run slower per sample)."""
+    return 1024 if device.type == "cuda" else 256
+
+
+def evaluate_shared(fm: FunctionalModel, state: S.State, splits: Sequence[Any], block: int = 1024) -> list[dict[str, float]]:
+    """:func:`evaluate_stacked` for clients that all evaluate the same ``state`` (e.g. FedAvg's global model): their
+    samples concatenated and passed in blocks of ``block``, sums split back per client (no padding, no vmap)."""
+    if fm.eval_batch_stats:
+        return evaluate_stacked(fm, state, True, splits, block)
+    sizes = [len(s) for s in splits]
+    x, y = torch.cat([s.x for s in splits]), torch.cat([s.y for s in splits])
+    owner = torch.repeat_interleave(torch.arange(len(splits), device=y.device), torch.as_tensor(sizes, device=y.device))
+    loss = torch.zeros(len(splits), dtype=torch.float64, device=y.device)
+    correct = torch.zeros(len(splits), dtype=torch.long, device=y.device)
+    ones = torch.ones(min(block, max(len(y), 1)), device=y.device)
+    for start in range(0, len(y), block):
+        xb, yb, ob = x[start : start + block], y[start : start + block], owner[start : start + block]
+        logits, _ = fm(state, xb, ones[: len(yb)], False)
+        loss.index_add_(0, ob, F.cross_entropy(logits, yb, reduction="none").double())
+        correct.index_add_(0, ob, (logits.argmax(1) == yb).long())
+    return [
+        {"acc": int(correct[c]) / n, "loss": float(loss[c]) / n} if n else {"acc": float("nan"), "loss": float("nan")}
+        for c, n in enumerate(sizes)
+    ]

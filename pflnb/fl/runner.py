@@ -1,0 +1,341 @@
+"""Client runners: the one seam through which the engine trains the sampled clients and evaluates all clients.
+
+:class:`ClientRunner` is the interface the engine types against. :class:`SequentialRunner` calls the algorithm's
+hooks client after client (``local_train``, ``eval_module``). :class:`BatchedRunner` executes the algorithm's
+declared local plans (``local_plan`` → ``finish_local``) and evaluation plans (``eval_plan``) for many clients
+at once with torch.func (:mod:`pflnb.fl.batched`): clients with identical phases form a group, a group is split
+into chunks that fit the device's free memory, and the results equal the sequential runner's (tested in float64).
+What it cannot batch (an algorithm whose ``local_train`` or ``eval_module`` is not described by its plan, a model
+with dropout) it hands to the sequential path, with a one-line note logged once per run.
+
+``make_runner("auto")`` picks the batched runner on CUDA when the algorithm declares a batchable plan, the
+sequential runner otherwise (on a CPU batching is slower: one vmapped kernel does the same arithmetic).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+from torch import nn
+
+from pflnb.fl import batched as B
+from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.training import evaluate
+
+RUNNERS = ("auto", "sequential", "batched")
+log = logging.getLogger("pflnb.runner")
+
+
+@runtime_checkable
+class ClientRunner(Protocol):
+    """Trains the sampled clients of a round and evaluates every client."""
+
+    name: str
+
+    def run(
+        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]], selected: list[int]
+    ) -> dict[int, ClientUpdate]:
+        """Local work of every selected client, keyed by client id (in ``selected`` order)."""
+        ...
+
+    def evaluate(
+        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]
+    ) -> dict[str, list[float]]:
+        """Per-client ``val_acc``, ``test_acc``, ``val_loss``, ``test_loss`` lists (client order)."""
+        ...
+
+
+class SequentialRunner:
+    """Trains the sampled clients one after another and evaluates them one after another."""
+
+    name = "sequential"
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def run(
+        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]], selected: list[int]
+    ) -> dict[int, ClientUpdate]:
+        """Local work of every selected client, keyed by client id."""
+        return {cid: algorithm.local_train(ctx, cid, server, clients[cid]) for cid in selected}
+
+    def evaluate(
+        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]
+    ) -> dict[str, list[float]]:
+        """Accuracy and loss on val and test of every client's ``eval_module``."""
+        out: dict[str, list[float]] = {"val_acc": [], "test_acc": [], "val_loss": [], "test_loss": []}
+        for cid in range(ctx.num_clients):
+            module = algorithm.eval_module(ctx, cid, server, clients[cid])
+            data = ctx.client(cid)
+            for split in ("val", "test"):
+                r = evaluate(module, data.split(split))
+                out[f"{split}_acc"].append(r["acc"])
+                out[f"{split}_loss"].append(r["loss"])
+        return out
+
+
+def _definer(cls: type, name: str) -> type:
+    return next(k for k in cls.__mro__ if name in k.__dict__)
+
+
+def _plan_gap(algorithm: Algorithm, plan_hook: str, direct_hooks: tuple[str, ...]) -> str | None:
+    """Why ``plan_hook`` does not describe what the sequential path runs (None when it does): a direct hook
+    overridden in a subclass of the class that declares the plan bypasses the plan."""
+    cls = type(algorithm)
+    plan_cls = _definer(cls, plan_hook)
+    for hook in direct_hooks:
+        d = _definer(cls, hook)
+        if d is not plan_cls and d is not Algorithm and issubclass(d, plan_cls):
+            return f"{d.__name__} overrides {hook} without declaring {plan_hook}"
+    return None
+
+
+def local_plan_gap(algorithm: Algorithm) -> str | None:
+    """Why the batched runner cannot train ``algorithm``'s clients (None when it can)."""
+    if _definer(type(algorithm), "local_plan") is Algorithm:
+        return f"{type(algorithm).__name__} declares no local plan"
+    return _plan_gap(algorithm, "local_plan", ("local_train",))
+
+
+def eval_plan_gap(algorithm: Algorithm) -> str | None:
+    """Why the batched runner cannot evaluate ``algorithm``'s clients (None when it can)."""
+    return _plan_gap(algorithm, "eval_plan", ("eval_module",))
+
+
+class BatchedRunner:
+    """Trains and evaluates clients together with torch.func (see the module docstring).
+
+    ``cpu_chunk``: clients per chunk on devices without a memory query (CPU); ``memory_fraction``: the share of
+    the free CUDA memory a chunk may take (chunks halve and retry on an out-of-memory error).
+    """
+
+    name = "batched"
+
+    def __init__(self, cpu_chunk: int = 16, memory_fraction: float = 0.6) -> None:
+        if cpu_chunk < 1:
+            raise ValueError(f"cpu_chunk must be >= 1, got {cpu_chunk}")
+        if not 0.0 < memory_fraction <= 1.0:
+            raise ValueError(f"memory_fraction must be in (0, 1], got {memory_fraction}")
+        self.cpu_chunk, self.memory_fraction = cpu_chunk, memory_fraction
+        self.notes: list[str] = []
+        self.sequential = SequentialRunner()
+        self._fm: dict[int, B.FunctionalModel] = {}
+        self._bytes: dict[tuple, int] = {}
+
+    # ---- bookkeeping --------------------------------------------------------------------------------
+    def note(self, text: str) -> None:
+        """Log ``text`` once per runner (one run)."""
+        if text not in self.notes:
+            self.notes.append(text)
+            log.warning("batched runner: %s", text)
+
+    def functional_model(self, ctx: Any) -> B.FunctionalModel:
+        """The functional copy of the context's model (built once)."""
+        key = id(ctx)
+        if key not in self._fm:
+            self._fm = {key: B.FunctionalModel(ctx.model)}
+        return self._fm[key]
+
+    def per_client_bytes(self, ctx: Any, batch: int, n_max: int, train: bool) -> int:
+        """A conservative estimate of one client's memory in a chunk: states (parameters, gradients, optimizer
+        state, copies), its padded data, and the activations of a batch (measured once on a 2-sample batch)."""
+        key = (id(ctx), batch, n_max, train)
+        if key not in self._bytes:
+            model = ctx.model
+            state = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+            split = ctx.client(0).train
+            sample = split.x[:1].numel() * split.x.element_size()
+            act = _activation_bytes(model, split.x[:2]) / 2
+            copies = 6 if train else 1
+            self._bytes[key] = int(copies * state + n_max * sample + (4 if train else 2) * act * batch) + 1
+        return self._bytes[key]
+
+    def chunk_size(self, ctx: Any, n: int, per_client: int) -> int:
+        """Clients per chunk: what fits ``memory_fraction`` of the free CUDA memory, else ``cpu_chunk``."""
+        if ctx.device.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(ctx.device)
+            return max(1, min(n, int(self.memory_fraction * free // per_client)))
+        return min(n, self.cpu_chunk)
+
+    def _chunks(self, ctx: Any, items: list, batch: int, n_max: int, train: bool, fn) -> list:
+        """``fn(chunk)`` over chunks of ``items``, halving the chunk on a CUDA out-of-memory error."""
+        size = self.chunk_size(ctx, len(items), self.per_client_bytes(ctx, batch, n_max, train))
+        out, start = [], 0
+        while start < len(items):
+            chunk = items[start : start + size]
+            try:
+                out.append(fn(chunk))
+            except torch.cuda.OutOfMemoryError:
+                if size == 1:
+                    raise
+                size = max(1, size // 2)
+                self.memory_fraction /= 2
+                torch.cuda.empty_cache()
+                continue
+            start += len(chunk)
+        return out
+
+    # ---- local training -----------------------------------------------------------------------------
+    def run(
+        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]], selected: list[int]
+    ) -> dict[int, ClientUpdate]:
+        """Local work of every selected client: declared plans batched by group, the rest sequentially."""
+        reason = local_plan_gap(algorithm) or B.unsupported_model(ctx.model)
+        if reason:
+            self.note(f"local training of {algorithm.name or type(algorithm).__name__} runs sequentially: {reason}")
+            return self.sequential.run(algorithm, ctx, server, clients, selected)
+        plans = {cid: algorithm.local_plan(ctx, cid, server, clients[cid]) for cid in selected}
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        for cid, plan in plans.items():
+            if plan is not None:
+                groups[B.plan_signature(plan)].append(cid)
+        results = {}
+        fm = self.functional_model(ctx)
+        for cids in groups.values():
+            results.update(self._run_group(ctx, fm, [plans[c] for c in cids]))
+        updates = {}
+        for cid in selected:
+            plan = plans[cid]
+            if plan is None:
+                self.note(f"{algorithm.name}: a client without a local plan runs sequentially")
+                updates[cid] = algorithm.local_train(ctx, cid, server, clients[cid])
+            else:
+                updates[cid] = algorithm.finish_local(ctx, cid, server, clients[cid], plan, results[cid])
+        return updates
+
+    def _run_group(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, Any]:
+        plans = sorted(plans, key=lambda p: -len(ctx.client(p.cid).split(p.split)))  # chunks of similar step counts
+        first = plans[0]
+        batch = max([p.batch_size or p.optim.batch_size for p in first.phases], default=1)
+        n_max = max(len(ctx.client(p.cid).split(p.split)) for p in plans)
+        slots = list(first.models)
+
+        def run(chunk: list) -> dict[int, Any]:
+            res = B.run_chunk(ctx, fm, chunk)
+            return {p.cid: res.plan_result(i, slots) for i, p in enumerate(chunk)}
+
+        out: dict[int, Any] = {}
+        for part in self._chunks(ctx, plans, batch, n_max, True, run):
+            out.update(part)
+        return out
+
+    # ---- evaluation ---------------------------------------------------------------------------------
+    def evaluate(
+        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]
+    ) -> dict[str, list[float]]:
+        """Accuracy and loss on val and test of every client, evaluation plans batched (fine-tuning included)."""
+        reason = eval_plan_gap(algorithm) or B.unsupported_model(ctx.model)
+        if reason:
+            self.note(f"evaluation of {algorithm.name or type(algorithm).__name__} runs sequentially: {reason}")
+            return self.sequential.evaluate(algorithm, ctx, server, clients)
+        n = ctx.num_clients
+        plans = [algorithm.eval_plan(ctx, cid, server, clients[cid]) for cid in range(n)]
+        rows: dict[int, dict[str, float]] = {}
+        groups: dict[tuple, list] = defaultdict(list)
+        for cid, plan in enumerate(plans):
+            if plan is None:
+                self.note(f"{algorithm.name}: a client without an evaluation plan is evaluated sequentially")
+                rows.update(self._eval_sequential(algorithm, ctx, server, clients, cid))
+            else:
+                groups[B.plan_signature(plan)].append(plan)
+        fm = self.functional_model(ctx)
+        for group in groups.values():
+            group.sort(key=lambda p: -max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test)))  # less padding
+            if not group[0].phases and all(p.models["main"] is group[0].models["main"] for p in group):
+                rows.update(self._eval_shared(ctx, fm, group))
+                continue
+            n_eval = max(max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test)) for p in group)
+            n_max = max(n_eval, max(len(ctx.client(p.cid).split(p.split)) for p in group))
+            batch = max([p.optim.batch_size for p in group[0].phases], default=min(n_eval, B.eval_block(ctx.device)))
+            for part in self._chunks(ctx, group, batch, n_max, bool(group[0].phases), lambda ch: self._eval_chunk(ctx, fm, ch)):
+                rows.update(part)
+        keys = ("val_acc", "test_acc", "val_loss", "test_loss")
+        return {k: [rows[c][k] for c in range(n)] for k in keys}
+
+    def _eval_chunk(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
+        if plans[0].phases:
+            stacked = B.run_chunk(ctx, fm, plans).models["main"]
+        else:
+            stacked = B.stack_states([p.models["main"] for p in plans], fm.state_keys)
+        out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
+        for split in ("val", "test"):
+            splits = [ctx.client(p.cid).split(split) for p in plans]
+            res = B.evaluate_stacked(fm, stacked, False, splits, B.eval_block(ctx.device))
+            for p, r in zip(plans, res):
+                out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
+        return out
+
+    def _eval_shared(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
+        out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
+        for split in ("val", "test"):
+            splits = [ctx.client(p.cid).split(split) for p in plans]
+            res = B.evaluate_shared(fm, plans[0].models["main"], splits, B.eval_block(ctx.device))
+            for p, r in zip(plans, res):
+                out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
+        return out
+
+    def _eval_sequential(self, algorithm: Algorithm, ctx: Any, server: dict, clients: list, cid: int) -> dict[int, dict]:
+        module = algorithm.eval_module(ctx, cid, server, clients[cid])
+        row = {}
+        for split in ("val", "test"):
+            r = evaluate(module, ctx.client(cid).split(split))
+            row[f"{split}_acc"], row[f"{split}_loss"] = r["acc"], r["loss"]
+        return {cid: row}
+
+
+def _activation_bytes(model: nn.Module, x: torch.Tensor) -> int:
+    """Bytes of every module output in one forward pass of ``model`` on ``x`` (eval mode, no gradients)."""
+    total = 0
+
+    def hook(_m: nn.Module, _i: Any, out: Any) -> None:
+        nonlocal total
+        if isinstance(out, torch.Tensor):
+            total += out.numel() * out.element_size()
+
+    was_training = model.training
+    handles = [m.register_forward_hook(hook) for m in model.modules() if m is not model]
+    try:
+        with torch.no_grad():
+            model.eval()
+            model(x)
+    finally:
+        for h in handles:
+            h.remove()
+        model.train(was_training)
+    return max(total, 1)
+
+
+def batch_support(algorithm: Algorithm, model: nn.Module) -> str | None:
+    """Why ``runner="auto"`` would not batch ``algorithm`` with ``model`` (None when it would)."""
+    return B.unsupported_model(model) or local_plan_gap(algorithm)
+
+
+def make_runner(runner: str | ClientRunner, algorithm: Algorithm, device: torch.device, model: nn.Module) -> ClientRunner:
+    """The client runner for a run: ``sequential``, ``batched``, or ``auto`` (batched on CUDA where the algorithm
+    declares a batchable local plan, sequential otherwise); a runner object is returned as it is."""
+    if not isinstance(runner, str):
+        return runner
+    if runner not in RUNNERS:
+        raise ValueError(f"runner must be one of {RUNNERS}, got {runner!r}")
+    if runner == "sequential":
+        return SequentialRunner()
+    if runner == "batched":
+        return BatchedRunner()
+    if device.type == "cuda" and batch_support(algorithm, model) is None:
+        return BatchedRunner()
+    return SequentialRunner()
+
+
+__all__ = [
+    "RUNNERS",
+    "BatchedRunner",
+    "ClientRunner",
+    "SequentialRunner",
+    "batch_support",
+    "eval_plan_gap",
+    "local_plan_gap",
+    "make_runner",
+]

@@ -1,0 +1,300 @@
+"""The batched client runner gives the sequential runner's states and metrics (float64, CPU), and its parts
+(masked BatchNorm, functional optimizers, schedules, fallbacks, runner choice) do what they claim."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from pflnb.algorithms import make_algorithm
+from pflnb.data.federated import ClientData, FederatedDataset, Split
+from pflnb.fl import BatchedRunner, OptimConfig, RunSettings, SequentialRunner, make_runner, run_simulation
+from pflnb.fl import batched as B
+from pflnb.fl.plan import Phase
+from pflnb.fl.runner import eval_plan_gap, local_plan_gap
+from pflnb.models import build_model
+
+SIZES = (24, 12, 30, 9, 17)  # batch 8: partial batches beside full ones (12, 30), dropped single samples (9, 17)
+SGD = OptimConfig(lr=0.05, batch_size=8, momentum=0.5, weight_decay=1e-3)
+ADAM = OptimConfig(lr=0.01, batch_size=8, optimizer="adam", weight_decay=1e-3, local_epochs=2, lr_decay=0.9)
+TOL = 1e-10
+
+
+def data64(sizes=SIZES, shape=(3, 8, 8), k=4, seed=0) -> FederatedDataset:
+    """Float64 feature-shift clients of unequal sizes."""
+    g = torch.Generator().manual_seed(seed)
+    clients = []
+    for c, n in enumerate(sizes):
+        splits = []
+        for m in (n, max(n // 2, 3), max(n // 2, 3)):
+            y = torch.randint(0, k, (m,), generator=g)
+            x = torch.randn((m, *shape), generator=g, dtype=torch.float64) * 0.5 + 0.3 * c
+            x[:, 0, 0, :k] += torch.nn.functional.one_hot(y, k).double() * 2
+            splits.append(Split(x, y))
+        clients.append(ClientData(c, f"c{c}", f"d{c}", *splits))
+    return FederatedDataset("toy64", clients, k, shape)
+
+
+def run_both(method, params=None, opt=SGD, model="small-bn-cnn", rounds=1, participation=0.6, chunk=4, seed=1):
+    """One run with each runner (the batched one in chunks of ``chunk`` clients)."""
+    out = {}
+    data = data64()
+
+    def fn():
+        return build_model(model, data.input_shape, data.num_classes).double()
+
+    for runner in (SequentialRunner(), BatchedRunner(cpu_chunk=chunk)):
+        settings = RunSettings(rounds=rounds, participation=participation, optim=opt, progress=False, seed=seed)
+        out[runner.name] = run_simulation(make_algorithm(method, params), data, fn, settings, runner=runner)
+    return out["sequential"], out["batched"]
+
+
+def max_diff(a, b) -> float:
+    """Largest difference between two nested structures of tensors and numbers (inf on a mismatch), absolute for
+    entries of magnitude up to 1 and relative to the tensor's largest entry above (FedPG's Gram matrix is ~1e3)."""
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            return math.inf
+        return max([max_diff(a[k], b[k]) for k in a], default=0.0)
+    if isinstance(a, list | tuple):
+        if len(a) != len(b):
+            return math.inf
+        return max([max_diff(x, y) for x, y in zip(a, b)], default=0.0)
+    if isinstance(a, torch.Tensor):
+        if a.shape != b.shape:
+            return math.inf
+        if not a.numel():
+            return 0.0
+        return float((a.double() - b.double()).abs().max()) / max(1.0, float(a.double().abs().max()))
+    if isinstance(a, np.ndarray):
+        return float(np.abs(a - b).max()) / max(1.0, float(np.abs(a).max())) if a.size else 0.0
+    if isinstance(a, float) and isinstance(b, float):
+        return 0.0 if (math.isnan(a) and math.isnan(b)) else abs(a - b) / max(1.0, abs(a))
+    return 0.0 if a == b else math.inf
+
+
+def assert_same(seq, bat, tol=TOL):
+    assert bat["runner"] == {"name": "batched", "notes": []}, bat["runner"]  # nothing fell back to the sequential path
+    assert [r["selected"] for r in seq["rounds"]] == [r["selected"] for r in bat["rounds"]]
+    assert max_diff(seq["final"], bat["final"]) < tol
+    assert max_diff([r["client_metrics"] for r in seq["rounds"]], [r["client_metrics"] for r in bat["rounds"]]) < tol
+    assert max_diff([r["internals"] for r in seq["rounds"]], [r["internals"] for r in bat["rounds"]]) < tol
+    assert max_diff(seq["evals"], bat["evals"]) < tol
+
+
+FEDAVG_FAMILY = [
+    ("fedavg", None),
+    ("fedprox", {"mu": 0.1}),
+    ("fedprox", {"mu": 0.1, "prox_squared": False}),
+    ("fedbn", None),
+    ("fedper", None),
+    ("fedrep", {"personal_epochs": 2}),
+    ("fedalt", None),
+    ("fedsim", None),
+    ("lg-fedavg", {"unseen_personal": "average"}),
+    ("fedbabu", None),
+    ("fedavg-ft", None),
+    ("local", None),
+    ("fedbn-affine", None),
+    ("fedavg", {"mode": "alt", "personal": "bottom:2", "frozen": "top:1", "global_lr": 0.5}),
+    ("ditto", None),
+    ("ditto", {"prox": "proximal", "lam": 0.5, "personal": "head"}),
+    ("ditto", {"lam": 0.0, "personal_epochs": 2}),
+]
+
+
+@pytest.mark.parametrize(("method", "params"), FEDAVG_FAMILY, ids=lambda v: str(v) if v else "")
+def test_batched_equals_sequential_fedavg_family(method, params):
+    assert_same(*run_both(method, params))
+
+
+PAPER_LOCAL_WORK = [
+    ("lgmix", None),
+    ("lgmix", {"trace_mode": "code", "global_bn": "train", "mix_buffers": False}),
+    ("lgmix", {"lambda_mode": "fixed", "lam": 0.3}),
+    ("pmixfed", None),
+    ("pmixfed", {"mu_mode": "beta"}),
+    ("pmixfed-dynamic", {"acc_split": "val"}),
+    ("fedpg", {"grad_batch": 7}),
+    ("s-fedpg", {"grad_batch": 7}),
+]
+
+
+@pytest.mark.parametrize(("method", "params"), PAPER_LOCAL_WORK, ids=lambda v: str(v) if v else "")
+def test_batched_equals_sequential_paper_local_work(method, params):
+    assert_same(*run_both(method, params, rounds=2))
+
+
+@pytest.mark.parametrize("method", ["fedavg", "fedrep", "ditto"])
+def test_batched_equals_sequential_two_rounds_full_participation(method):
+    assert_same(*run_both(method, rounds=2, participation=1.0, chunk=3))
+
+
+@pytest.mark.parametrize("method", ["fedavg", "fedbn", "ditto"])
+def test_batched_equals_sequential_adam_without_bn(method):
+    assert_same(*run_both(method, opt=ADAM, model="cnn", rounds=2))
+
+
+def test_batched_equals_sequential_adam_with_bn():
+    # A bias right before BatchNorm has a zero true gradient: both runners see rounding noise there, and Adam
+    # moves it by up to lr·noise/eps per step, so these entries agree to ~1e-9 only (everything else to 1e-13).
+    assert_same(*run_both("fedbn", opt=ADAM, rounds=2), tol=1e-8)
+
+
+# ---------------------------------------------------------------------------------------------- the parts
+
+
+def test_masked_batchnorm_equals_batchnorm_on_the_unmasked_samples():
+    torch.manual_seed(0)
+    bn = nn.BatchNorm2d(3).double()
+    with torch.no_grad():
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.uniform_(-1, 1)
+    x = torch.randn(7, 3, 4, 4, dtype=torch.float64) * 2 + 1
+    mask = torch.tensor([1, 1, 0, 1, 0, 1, 0], dtype=torch.float64)
+    ctx = B._BNContext()
+    masked = B.MaskedBatchNorm(bn, "bn.", ctx)
+    ctx.mask, ctx.training = mask, True
+    out = masked(x)
+    ref_bn = nn.BatchNorm2d(3).double()
+    ref_bn.load_state_dict(bn.state_dict())
+    ref = ref_bn.train()(x[mask.bool()])
+    assert torch.allclose(out[mask.bool()], ref, atol=1e-13, rtol=0)
+    for name in ("running_mean", "running_var"):
+        assert torch.allclose(ctx.new_buffers["bn." + name], getattr(ref_bn, name), atol=1e-14, rtol=0)
+    assert int(ctx.new_buffers["bn.num_batches_tracked"]) == 1
+    assert torch.equal(bn.running_mean, torch.zeros(3, dtype=torch.float64))  # the layer's buffers are not written
+    ctx.training = False  # eval mode: the layer's running statistics (here the initial ones), every sample
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    assert torch.allclose(masked(x), bn.eval()(x), atol=1e-13, rtol=0)
+
+
+@pytest.mark.parametrize("opt", [OptimConfig(lr=0.1, momentum=0.9, weight_decay=0.01), OptimConfig(lr=0.01, optimizer="adam")])
+def test_functional_optimizer_equals_torch_optim_and_masks_whole_update(opt):
+    torch.manual_seed(0)
+    p0 = torch.randn(3, 4, 5, dtype=torch.float64)
+    grads = [torch.randn(3, 4, 5, dtype=torch.float64) for _ in range(4)]
+    active = [torch.tensor([True, True, True]), torch.tensor([True, False, True]), torch.tensor([True, False, False])] * 2
+    fo = B.FunctionalOptimizer(Phase(opt), {"w": p0}, torch.stack(active))
+    params = {"w": p0.clone()}
+    for g, act in zip(grads, active):
+        fo.step(params, {"w": g}, act)
+    for c in range(3):
+        p = nn.Parameter(p0[c].clone())
+        ref = torch.optim.SGD([p], lr=opt.lr, momentum=opt.momentum, weight_decay=opt.weight_decay)
+        if opt.optimizer == "adam":
+            ref = torch.optim.Adam([p], lr=opt.lr)
+        for g, act in zip(grads, active):
+            if act[c]:  # a client that skips a step keeps parameters and optimizer state as they were
+                p.grad = g[c].clone()
+                ref.step()
+        assert torch.allclose(params["w"][c], p.detach(), atol=1e-15, rtol=0)
+
+
+def test_schedule_pads_finished_clients_and_keeps_batch_widths():
+    batches = [[torch.tensor([3, 1, 2]), torch.tensor([0, 4])], [torch.tensor([1, 0, 2])]]
+    s = B.build_schedule(batches, 3, torch.device("cpu"), torch.float64)
+    assert s.steps == [2, 1] and s.width(0, [0, 1]) == 3 and s.width(1, [0, 1]) == 2 and s.width(1, [1]) == 2
+    assert s.active.tolist() == [[True, True], [True, False]]
+    assert s.idx[1, 0, :2].tolist() == [0, 4] and s.mask[1, 0].tolist() == [1, 1, 0]
+    assert s.idx[1, 1, :2].tolist() == [1, 0]  # the finished client replays two of its samples, masked out
+
+
+def test_live_set_compacts_once_a_quarter_of_the_clients_is_done():
+    live = B.LiveSet(5, torch.device("cpu"))
+    assert live.shrink(torch.tensor([True, True, True, True, False])) is None  # 1 of 5 done: less than a quarter
+    assert live.shrink(torch.tensor([True, False, True, True, False])).tolist() == [0, 2, 3]
+    assert live.pos == [0, 2, 3] and live.index.tolist() == [0, 2, 3] and live.before.tolist() == [0, 1, 2, 3, 4]
+    assert live.shrink(torch.tensor([True, False, True, True, False])) is None
+    assert live.shrink(torch.tensor([False, False, False, True, False])).tolist() == [2]
+    assert live.pos == [3]
+
+
+def test_unbatchable_algorithm_falls_back_with_one_note():
+    seq, bat = run_both("apfl", rounds=2)
+    notes = bat["runner"]["notes"]
+    assert len(notes) == 1 and "apfl" in notes[0] and "local_plan" in notes[0]
+    assert max_diff(seq["final"], bat["final"]) == 0.0  # local training ran through the same sequential path
+    assert max_diff(seq["evals"], bat["evals"]) < TOL  # evaluation (APFL's mixed state) is batched
+
+
+def test_plan_gaps_detect_subclasses_that_bypass_the_plan():
+    assert local_plan_gap(make_algorithm("fedavg")) is None
+    assert local_plan_gap(make_algorithm("ditto")) is None
+    assert "MOON overrides local_train" in local_plan_gap(make_algorithm("moon"))
+    assert "declares no local plan" in local_plan_gap(make_algorithm("fedfac"))
+    assert eval_plan_gap(make_algorithm("apfl")) is None
+    assert "PerFedAvg overrides eval_module" in eval_plan_gap(make_algorithm("per-fedavg"))
+
+
+def test_batched_runner_trains_through_the_batched_path(monkeypatch):
+    calls = []
+    real = B.run_chunk
+    monkeypatch.setattr(B, "run_chunk", lambda ctx, fm, plans: calls.append(len(plans)) or real(ctx, fm, plans))
+    import pflnb.fl.plan as P
+
+    monkeypatch.setattr(P, "train_epochs", lambda *a, **k: pytest.fail("sequential training path used"))
+    data = data64()
+    fn = lambda: build_model("small-bn-cnn", data.input_shape, data.num_classes).double()  # noqa: E731
+    settings = RunSettings(rounds=1, optim=SGD, progress=False)
+    run_simulation(make_algorithm("fedavg-ft"), data, fn, settings, runner=BatchedRunner(cpu_chunk=2))
+    assert calls[:3] == [2, 2, 1]  # local training of 5 clients in chunks of 2, then fine-tuned evaluation
+
+
+def test_make_runner_auto_picks_sequential_on_cpu_and_batched_on_cuda():
+    model = build_model("small-bn-cnn", (3, 8, 8), 4)
+    fedavg, apfl = make_algorithm("fedavg"), make_algorithm("apfl")
+    assert make_runner("auto", fedavg, torch.device("cpu"), model).name == "sequential"
+    assert make_runner("auto", fedavg, torch.device("cuda"), model).name == "batched"
+    assert make_runner("auto", apfl, torch.device("cuda"), model).name == "sequential"
+    assert make_runner("batched", apfl, torch.device("cpu"), model).name == "batched"
+    assert make_runner("sequential", fedavg, torch.device("cuda"), model).name == "sequential"
+    with pytest.raises(ValueError, match="runner must be one of"):
+        make_runner("fast", fedavg, torch.device("cpu"), model)
+    with pytest.raises(ValueError, match="runner"):
+        RunSettings(rounds=1, runner="fast").validate()
+    dropout = nn.Sequential(nn.Flatten(), nn.Dropout(0.5), nn.Linear(192, 4))
+    assert make_runner("auto", fedavg, torch.device("cuda"), dropout).name == "sequential"
+
+
+def test_chunk_size_follows_free_cuda_memory(monkeypatch):
+    class Ctx:
+        device = torch.device("cuda")
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10_000, 80_000))
+    runner = BatchedRunner(memory_fraction=0.5)
+    assert runner.chunk_size(Ctx(), 100, 1_000) == 5
+    assert runner.chunk_size(Ctx(), 3, 1_000) == 3
+    assert runner.chunk_size(Ctx(), 100, 1_000_000) == 1
+    Ctx.device = torch.device("cpu")
+    assert BatchedRunner(cpu_chunk=4).chunk_size(Ctx(), 100, 1) == 4
+
+
+# ---------------------------------------------------------------------------------------------- on a GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", ["fedavg", "fedprox", "fedbn", "fedrep", "fedbabu", "ditto"])
+def test_batched_agrees_with_sequential_on_cuda_float32(method):
+    out = {}
+    for runner in ("sequential", "batched"):
+        data = data64()
+        data = FederatedDataset(
+            data.name,
+            [
+                ClientData(c.cid, c.name, c.domain, *(Split(s.x.float(), s.y) for s in (c.train, c.val, c.test)))
+                for c in data.clients
+            ],
+            data.num_classes,
+            data.input_shape,
+        )
+        settings = RunSettings(rounds=2, participation=0.6, optim=SGD, progress=False, device="cuda", runner=runner)
+        rec = run_simulation(make_algorithm(method), data, lambda: build_model("small-bn-cnn", (3, 8, 8), 4), settings)
+        out[runner] = [v for e in rec["evals"] for v in e["test_loss"]]
+    assert out["sequential"] == pytest.approx(out["batched"], rel=1e-3, abs=1e-3)
