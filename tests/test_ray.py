@@ -178,10 +178,14 @@ def test_backend_arguments_are_checked_before_any_run(monkeypatch, tmp_path):
 
 
 def test_task_threads_follow_the_config_then_the_cpu_share():
+    import types
+
     cfg = _configs()[0]
-    assert rb.run_threads(cfg, {"num_cpus": 1}) == 1
-    assert rb.run_threads(cfg, {"num_cpus": 0.5}) == 1
-    assert rb.run_threads(cfg, {"num_cpus": 3}) == 3
+    assert rb.run_threads(cfg, {"num_cpus": 3}) == cfg.threads == 1  # the config's threads, whatever the share
+    assert rb.run_threads(cfg.replace(threads=2), {"num_cpus": 1}) == 2
+    no_threads = types.SimpleNamespace()  # a config without a thread setting: its whole CPUs, at least 1
+    assert rb.run_threads(no_threads, {"num_cpus": 0.5}) == 1
+    assert rb.run_threads(no_threads, {"num_cpus": 3}) == 3
 
 
 def test_local_start_is_tried_again_when_ray_times_out(monkeypatch):

@@ -113,6 +113,14 @@ def test_cli_passes_the_runner(monkeypatch):
     from pflnb import cli
 
     args = argparse.Namespace(
-        set=[], param=[], data_root=None, device=None, runner="sequential", seeds=[0], profile="smoke", dataset="digits5-lite"
+        set=[],
+        param=[],
+        data_root=None,
+        device=None,
+        runner="sequential",
+        seeds=[0],
+        profile="smoke",
+        dataset="digits5-lite",
+        checkpoint_every=0,
     )
     assert {c.runner for c in cli._configs(args, ["fedavg"])} == {"sequential"}

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.plan import LocalPlan, Phase, PlanResult
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult, full_gradient
 from pflnb.theory.mgda import DIRECTIONS, FAIR_FROM, drift_gammas, fair_objective, fedpg_direction, personalization_gammas
 
 FALLBACKS = ("mdfg", "lower_bound", "skip")
@@ -104,20 +104,7 @@ def param_names(ctx: Any) -> list[str]:
 
 def loss_and_gradient(model: torch.nn.Module, split: Any, batch_size: int) -> tuple[float, torch.Tensor]:
     """L_i(ω) and ∇L_i(ω) over the whole split: sample-weighted mean of minibatch losses and gradients (no update)."""
-    params = [p for p in model.parameters()]
-    n = len(split)
-    total = 0.0
-    grads = [torch.zeros_like(p, dtype=torch.float64) for p in params]
-    model.train()
-    for start in range(0, n, batch_size):
-        x, y = split.x[start : start + batch_size], split.y[start : start + batch_size]
-        loss = F.cross_entropy(model(x), y)
-        gs = torch.autograd.grad(loss, params)
-        w = len(y) / n
-        total += w * float(loss.detach())
-        for acc, g in zip(grads, gs):
-            acc.add_(g.detach().double(), alpha=w)
-    return total, torch.cat([g.reshape(-1) for g in grads])
+    return full_gradient(model, split, batch_size)
 
 
 @torch.no_grad()
