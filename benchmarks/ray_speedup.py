@@ -6,7 +6,9 @@ Serial and Ray repeats alternate (S R S R ...) so that a change in the load from
 shows the mean wall time of one run inside its process (``run s``), the CPU seconds of this process and its
 descendants (``cpu s``: Ray's helpers and workers included), the one-minute load average before the measurement
 and the machine's busy CPU share during it (from /proc/stat, every process counted), because other processes on
-the cores distort the ratio. The start of the
+the cores distort the ratio. On Linux with ``kernel.sched_autogroup_enabled=1`` the scheduler shares a busy
+machine fairly between sessions, not processes: then this script (Ray's workers included) gets one session's share
+whether it runs one process or two, and the ratio says nothing about Ray; measure on idle cores. The start of the
 local Ray instance is timed on its own line; its worker processes stay up between repeats, as in a notebook
 session, so the first Ray repeat includes their imports. Every record is checked equal to the serial one
 (timing fields aside).
@@ -82,7 +84,9 @@ def main() -> None:
     base = profile_config(args.profile, "digits5-lite", rounds=args.rounds)
     configs = [base.replace(method=m, seed=s) for m in ("fedavg", "local", "fedbn") for s in profile_seeds(args.profile)]
     print(f"{len(configs)} runs: 00_quickstart's sweep, {args.profile} profile, {args.rounds} rounds, 1 torch thread per run")
-    print(f"machine: {os.cpu_count()} CPUs; load average now {os.getloadavg()[0]:.2f}")
+    autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    groups = autogroup.read_text().strip() == "1" if autogroup.exists() else False
+    print(f"machine: {os.cpu_count()} CPUs; load average now {os.getloadavg()[0]:.2f}; per-session CPU fairness: {groups}")
     t0 = time.perf_counter()
     rb.connect(None, num_cpus=args.num_cpus)
     print(f"ray.init (local instance, num_cpus={args.num_cpus}): {time.perf_counter() - t0:.1f} s")

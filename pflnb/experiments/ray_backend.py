@@ -154,8 +154,8 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
     joins_env_cluster = bool(os.environ.get("RAY_ADDRESS"))
     kwargs: dict[str, Any] = {}
     if not joins_env_cluster:
-        # Ray lowers its workers' priority by 15 (nice); on cores shared with other jobs that starves the runs, so the
-        # workers of the local instance keep this process's priority, like the local worker processes.
+        # Ray lowers its workers' priority by 15 (nice), so that next to other jobs on the cores the runs would get
+        # less than their share; the local instance's workers keep this process's priority, like local worker processes.
         kwargs = {"num_cpus": num_cpus or _machine_cpus(), "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
