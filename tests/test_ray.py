@@ -53,7 +53,7 @@ def _die(marker_dir, once_seed, always_seed, data, seed):
 def _record_threads(out_dir, data, seed):
     import torch
 
-    (Path(out_dir) / f"threads-{seed}").write_text(str(torch.get_num_threads()))
+    (Path(out_dir) / f"threads-{seed}").write_text(f"{torch.get_num_threads()} {os.nice(0)}")
     return data
 
 
@@ -118,12 +118,13 @@ def test_dead_worker_is_retried_then_reported(cluster, serial, tmp_path):
 
 
 @pytest.mark.ray
-def test_per_run_resources_set_threads_and_unfit_runs_fail_early(cluster, tmp_path):
+def test_per_run_resources_threads_priority_and_unfit_runs(cluster, tmp_path):
     configs = [c.replace(threads=1 + c.seed) for c in _configs()[:2]]  # each run executes with its config's threads
     hook = functools.partial(_record_threads, str(tmp_path))
     resources = lambda cfg: {"num_cpus": 1 + cfg.seed}  # noqa: E731
     run_many(configs, cache=False, progress=False, backend="ray", resources=resources, data_hook=hook)
-    assert [(tmp_path / f"threads-{s}").read_text() for s in (0, 1)] == ["1", "2"]
+    nice = os.nice(0)  # the workers of the local instance keep the driver's priority (Ray's default lowers it by 15)
+    assert [(tmp_path / f"threads-{s}").read_text() for s in (0, 1)] == [f"1 {nice}", f"2 {nice}"]
     with pytest.raises(ValueError, match="GPU=1"):
         run_many(configs, cache=False, progress=False, backend="ray", resources={"num_gpus": 1})
     with pytest.raises(ValueError, match="CPU=3"):
@@ -203,7 +204,12 @@ def test_local_start_is_tried_again_when_ray_times_out(monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     with pytest.warns(UserWarning, match="attempt 2 of 3"):
         rb.connect(None, num_cpus=2)
-    assert calls[1] == "stopped" and calls[0] == calls[2] == {"logging_level": 30, "num_cpus": 2, "include_dashboard": False}
+    assert calls[1] == "stopped" and calls[0] == calls[2] == {
+        "logging_level": 30,
+        "num_cpus": 2,
+        "include_dashboard": False,
+        "_system_config": {"worker_niceness": 0},
+    }
     monkeypatch.setattr(ray, "init", lambda **kw: (_ for _ in ()).throw(Exception("timed out during startup")))
     with pytest.raises(Exception, match="timed out during startup"), pytest.warns(UserWarning):
         rb.connect(None, num_cpus=2)

@@ -138,7 +138,8 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
 
     A connection this process already has is reused (so ``ray.init(...)`` with your own options, e.g. a
     ``runtime_env``, before calling ``run_many`` wins). A local instance gets ``num_cpus`` (default: the CPUs
-    this process may use), no dashboard and warning-level logs, and lives until this process ends.
+    this process may use), no dashboard, warning-level logs and workers at this process's priority, and lives
+    until this process ends.
     """
     global _started_local
     import ray
@@ -151,7 +152,11 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
     if num_cpus is not None and num_cpus < 1:
         raise ValueError(f"num_cpus must be >= 1, got {num_cpus}")
     joins_env_cluster = bool(os.environ.get("RAY_ADDRESS"))
-    kwargs: dict[str, Any] = {} if joins_env_cluster else {"num_cpus": num_cpus or _machine_cpus(), "include_dashboard": False}
+    kwargs: dict[str, Any] = {}
+    if not joins_env_cluster:
+        # Ray lowers its workers' priority by 15 (nice), so that next to other jobs on the cores the runs would get
+        # less than their share; the local instance's workers keep this process's priority, like local worker processes.
+        kwargs = {"num_cpus": num_cpus or _machine_cpus(), "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             ray.init(logging_level=logging.WARNING, **kwargs)
