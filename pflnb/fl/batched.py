@@ -361,16 +361,20 @@ def _phase_anchors(phase: Phase) -> list[str]:
 
 
 class _Stack:
-    """Stacked per-client tensors of a phase (rows: the live clients) and the full-size outputs finished rows go to."""
+    """Stacked per-client tensors of a phase (rows: the live clients) and the full-size outputs finished rows go to.
+
+    The outputs start as the input tensors themselves (no copy): steps replace the stacked tensors rather than
+    write into them, so the inputs are only written where finished rows are stored."""
 
     def __init__(self, live: LiveSet, tensors: dict[str, torch.Tensor]) -> None:
         self.live, self.cur = live, dict(tensors)
-        self.out = {k: v.clone() for k, v in tensors.items()}
+        self.out = dict(tensors)
 
     def compact(self, local: torch.Tensor, extra: list[dict[str, torch.Tensor]]) -> None:
         """Write every row to the outputs, keep rows ``local`` in the stack (and in each dict of ``extra``)."""
         for k, v in self.cur.items():
-            self.out[k][self.live.before] = v
+            if v is not self.out[k]:  # an entry no step has replaced (e.g. a fixed parameter) is already there
+                self.out[k][self.live.before] = v
             self.cur[k] = v.index_select(0, local)
         for d in extra:
             for k, v in d.items():
@@ -379,7 +383,8 @@ class _Stack:
     def finish(self) -> dict[str, torch.Tensor]:
         """The outputs with the rows still live written in."""
         for k, v in self.cur.items():
-            self.out[k][self.live.index] = v
+            if v is not self.out[k]:
+                self.out[k][self.live.index] = v
         return self.out
 
 
