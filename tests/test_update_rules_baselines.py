@@ -314,16 +314,22 @@ def test_fedrep_phase_order_matters_in_this_setting():
     assert differs(head_first, body_first, ALL, by=1e-4)
 
 
-@pytest.mark.parametrize("method", ["fedavg-ft", "fedbabu"])
-def test_finetuned_evaluation(method):
-    """FedAvg-FT and FedBABU evaluate the server model after ft_epochs (1) full-batch steps on every entry."""
+@pytest.mark.parametrize(
+    ("method", "params", "tuned"),
+    [("fedavg-ft", {}, ALL), ("fedbabu", {}, ALL), ("fedavg-ft", {"ft_part": "head", "ft_epochs": 2}, HEAD)],
+)
+def test_finetuned_evaluation(method, params, tuned):
+    """FedAvg-FT and FedBABU evaluate the server model after ft_epochs full-batch steps on the ft_part entries."""
     ctx = make_ctx()
-    algo = make_algorithm(method)
+    algo = make_algorithm(method, params)
     w0, _, _, server, after = run_round(algo, ctx)
     for cid in (0, 1):
         module = algo.eval_module(ctx, cid, server, after[cid])
         x, y = xy(ctx, cid)
-        assert_state(ctx.state_of(module), sgd_step(server["model"], x, y, ALL, ctx.optim.lr))
+        want = server["model"]
+        for _ in range(params.get("ft_epochs", 1)):
+            want = sgd_step(want, x, y, tuned, ctx.optim.lr)
+        assert_state(ctx.state_of(module), want)
 
 
 def test_unseen_clients_start_from_the_average_of_the_personal_entries():
