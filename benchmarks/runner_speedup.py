@@ -18,6 +18,7 @@ Runs on whatever device is available (CUDA when present). Prints a Markdown tabl
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import resource
 import time
@@ -180,14 +181,38 @@ def run_isolated(name: str, runner: str, rounds: int, device: str, threads: int)
     return out
 
 
+def table(rows: list[dict[str, dict[str, Any]]], runners: list[str]) -> str:
+    """The Markdown table of the results (one row per setting; rows keyed by runner)."""
+    cols = ["setting", "clients/round", "steps/client"] + [f"{r} steps/s" for r in runners] + ["batched ÷ seq"]
+    cols += [f"{r} peak MiB" for r in runners if r != "auto"] + ["seq eval s/round", "batched eval s/round", "auto used"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for res in rows:
+        ok = {k: v for k, v in res.items() if "error" not in v}
+        if not ok:
+            bad = next(iter(res.values()))
+            lines.append(f"| {bad['setting']} | error: {bad['error']} |")
+            continue
+        any_row = next(iter(ok.values()))
+        cells = [any_row["setting"], str(any_row["clients_per_round"]), f"{any_row['steps_per_client']:.1f}"]
+        cells += [f"{ok[r]['steps_per_s']:.1f}" if r in ok else "error" for r in runners]
+        both = {"batched", "sequential"} <= set(ok)
+        cells.append(f"{ok['batched']['steps_per_s'] / ok['sequential']['steps_per_s']:.2f}×" if both else "-")
+        cells += [f"{ok[r]['peak_mb']:.0f}" if r in ok else "error" for r in runners if r != "auto"]
+        cells += [f"{ok[r]['eval_s']:.2f}" if r in ok else "-" for r in ("sequential", "batched")]
+        cells.append(ok["auto"]["used"] if "auto" in ok else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
-    """Print the table (one row per setting: sequential, batched and auto)."""
+    """Run every setting with every runner and print the rows, then the Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds per run; the first is a warm-up")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--runners", nargs="*", default=list(RUNNERS), choices=list(RUNNERS))
+    parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = parser.parse_args()
     rows = []
     t0 = time.perf_counter()
@@ -196,15 +221,18 @@ def main() -> None:
         rows.append(res)
         for r in res.values():
             print(r, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
     first = next((r for res in rows for r in res.values() if "error" not in r), None)
     if first is None:
         return
     print(
         f"\ndevice: {first['device']}, torch {first['torch']}, threads {first['threads']}, clock: {first['clock']}, "
         f"rounds {args.rounds} ({'first untimed' if args.rounds > 1 else 'all timed'}), "
-        f"wall {time.perf_counter() - t0:.0f} s"
+        f"wall {time.perf_counter() - t0:.0f} s\n"
     )
-    print()
+    print(table(rows, args.runners))
 
 
 if __name__ == "__main__":

@@ -573,9 +573,10 @@ def evaluate_stacked(
 
 
 @torch.no_grad()
-def eval_block(device: torch.device) -> int:
-    """Samples per evaluation forward pass: 1024 on CUDA; 256 elsewhere (larger CPU batches run slower per sample)."""
-    return 1024 if device.type == "cuda" else 256
+def eval_block(device: torch.device, n_clients: int = 1) -> int:
+    """Samples per client in one evaluation forward pass of ``n_clients`` stacked clients: 1024 on CUDA (chunks are
+    sized to the free memory); elsewhere 256 in all (larger CPU batches run slower per sample and need more memory)."""
+    return 1024 if device.type == "cuda" else max(1, 256 // max(n_clients, 1))
 
 
 def evaluate_shared(fm: FunctionalModel, state: S.State, splits: Sequence[Any], block: int = 1024) -> list[dict[str, float]]:

@@ -255,7 +255,7 @@ def run_simulation(
     data: FederatedDataset,
     model_fn: Callable[[], PFLModel],
     settings: RunSettings,
-    runner: ClientRunner | None = None,
+    runner: ClientRunner | str | None = None,
 ) -> dict[str, Any]:
     """Run federated training and return the run record (JSON-serializable dict).
 
