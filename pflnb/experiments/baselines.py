@@ -102,3 +102,38 @@ def comparison_table(records: dict[str, list[dict[str, Any]]], metrics: tuple[st
         summary = summary_table(list(unique.values()))
         frames.append(mean_std(summary, by=["method"], metrics=list(metrics)).assign(setting=setting))
     return pd.concat(frames, ignore_index=True)
+
+
+def run_settings(configs: dict[str, list[ExperimentConfig]], progress: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """Run (or load) every setting's configs; returns {setting: records} and prints each setting's wall time."""
+    import time
+
+    from pflnb.experiments.run import run_many
+
+    records = {}
+    for s, cfgs in configs.items():
+        t0 = time.perf_counter()
+        records[s] = run_many(cfgs, progress=progress)
+        print(f"{s}: {len(cfgs)} runs in {time.perf_counter() - t0:.0f} s")
+    return records
+
+
+def identical_methods(summary: pd.DataFrame, a: str, b: str, setting: str) -> bool:
+    """Whether methods ``a`` and ``b`` have the same test accuracy in every seed of ``setting`` (False if one is absent)."""
+    rows = summary[summary.setting == setting].set_index(["method", "seed"]).test_acc
+    methods = set(rows.index.get_level_values(0))
+    if a not in methods or b not in methods:
+        return False
+    return bool((rows[a].sort_index().to_numpy() == rows[b].sort_index().to_numpy()).all())
+
+
+def apfl_alpha(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    """Per setting: APFL's final α averaged over clients and seeds, and the share of clients at α = 0."""
+    rows = []
+    for s, recs in records.items():
+        alphas = [a for r in recs if r["config"]["method"] == "apfl" for a in r["rounds"][-1]["internals"]["alpha"]]
+        if alphas:
+            rows.append(
+                {"setting": s, "final_alpha": sum(alphas) / len(alphas), "share_at_0": sum(a == 0 for a in alphas) / len(alphas)}
+            )
+    return pd.DataFrame(rows, columns=["setting", "final_alpha", "share_at_0"])
