@@ -18,7 +18,7 @@ RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data test test-gpu unit notebooks lint format reproduce ledger benchmark clean
+.PHONY: help env data test test-gpu unit notebooks lint format reproduce check-outputs ledger benchmark clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -64,6 +64,14 @@ reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKE
 	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \
 	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE) --threads $(THREADS)
 	$(VENV)/bin/pflnb claims --update-readme
+
+# Run before resolving any change to pflnb/ code that a notebook uses: the regenerated outputs must equal the committed
+# ones (PNGs by pixels, claims CSVs by cells, the README ledger by text; timing* files are listed, not counted).
+# EXECUTED=1 compares an already executed run instead of running `make reproduce` first.
+EXECUTED ?= 0
+check-outputs: env data ## make reproduce, then fail listing every committed figure, claims CSV or README ledger that changed
+	@if [ "$(EXECUTED)" != 1 ]; then $(MAKE) --no-print-directory reproduce; fi
+	$(VENV)/bin/pflnb check-outputs
 
 ledger: env ## print every paper's claims and verdicts; rewrite the README's results overview from figures/*/claims.csv
 	$(VENV)/bin/pflnb claims --update-readme

@@ -197,6 +197,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     for var in THREAD_ENV:
         os.environ[var] = str(args.threads)
+    # executed notebooks get one line per finished sweep, not a stream of redrawn bars (pflnb.progress)
+    os.environ.setdefault("PFLNB_PROGRESS_MODE", "final")
     root = Path(__file__).resolve().parents[1]
     notebooks = [Path(n) for n in args.notebooks] or sorted((root / "notebooks").glob("*.ipynb"))
     out = root / "executed" / args.profile
@@ -229,7 +231,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     for paper, rows in table.groupby("paper", sort=False):
         c = counts.loc[paper]
         tally = ", ".join(f"{int(c[k])} {k}" for k in C.COUNTED if c[k])
-        print(f"{paper}: {int(c['total'])} claims ({tally})")
+        print(f"{paper}: {int(c['total'])} claims ({tally}); code: {rows[C.CODE].iloc[0] or 'not recorded'}")
         for r in rows.itertuples(index=False):
             print(f"  [{r.verdict}] {r.claim}")
             print(f"      paper: {r._2}")
@@ -237,6 +239,14 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         print()
     print(counts.reset_index().to_string(index=False))
     return 0
+
+
+def _cmd_check_outputs(args: argparse.Namespace) -> int:
+    from pflnb.experiments.outputs import compare_outputs
+
+    report = compare_outputs(args.root, ref=args.ref)
+    print(report.text())
+    return 0 if report.ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     p_cl.add_argument("--figures", default=None, help="figures folder (default: the repository's figures/)")
     p_cl.add_argument("--markdown", action="store_true", help="print the ledger as Markdown")
     p_cl.add_argument("--update-readme", action="store_true", help="write the ledger into README.md between its markers")
+    p_chk = sub.add_parser(
+        "check-outputs",
+        help="compare the regenerated figures, claims CSVs and README ledger with a commit (after `pflnb reproduce`)",
+    )
+    p_chk.add_argument("--ref", default="HEAD", help="the commit to compare with (default HEAD)")
+    p_chk.add_argument("--root", default=None, help="the repository (default: the one pflnb is imported from)")
     args = parser.parse_args(argv)
     import warnings
 
@@ -278,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_run(args, args.methods)
             if args.command == "claims":
                 return _cmd_claims(args)
+            if args.command == "check-outputs":
+                return _cmd_check_outputs(args)
             return _cmd_reproduce_on_backend(args)
     except (ValueError, FileNotFoundError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Configs, profiles, cached runs and sweeps, tidy result tables."""
 
-from pflnb.experiments.claims import Claim, Outcome, claims_table, mean_std_str, write_claims
+from pflnb.experiments.claims import Claim, Outcome, claims_table, mean_std_str, write_claims, write_timing
 from pflnb.experiments.config import PROFILES, ExperimentConfig, profile_config, profile_seeds, with_available_data
 from pflnb.experiments.run import RunDiverged, RunDivergedWarning, cache_path, is_diverged, results_root, run, run_many, sweep
 from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
@@ -11,6 +11,7 @@ __all__ = [
     "mean_std_str",
     "Outcome",
     "write_claims",
+    "write_timing",
     "with_available_data",
     "PROFILES",
     "ExperimentConfig",

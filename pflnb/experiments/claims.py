@@ -197,12 +197,40 @@ def best(
     return Outcome(out.verdict, f"vs strongest competitor {strongest}: {out.ours}", out.interval, out.detail)
 
 
+def residual_text(residual: float, tol: float | None = None) -> str:
+    """A residual as text that repeats from run to run: within ``tol`` (or, without one, below 1e-12, the level of
+    floating-point noise in float64), only its bound ``≤ 1e-k`` with k a multiple of 3, so that the last digits of
+    rounding noise never show; above it, three significant digits (a real, reproducible gap)."""
+    r = abs(float(residual))
+    if not math.isfinite(r):
+        return f"{r}"
+    if r == 0:
+        return "0"
+    limit = tol if tol is not None else 1e-12
+    if r <= limit:
+        exp = 3 * math.ceil(math.log10(r) / 3)
+        return f"≤ 1e{exp}" if 10.0**exp < limit else f"≤ {limit:.0e}"
+    return f"{r:.2e}"
+
+
+def ratio_text(ratio: float) -> str:
+    """A wall-clock ratio as text that repeats: its order of magnitude ('≥ 1000×', '≥ 10×') for ratios ≥ 10,
+    else rounded to the nearest 0.5× ('≈ 1.5×'). Timings vary run to run; exact values go to a timing table."""
+    r = float(ratio)
+    if not math.isfinite(r) or r <= 0:
+        return f"{r}×"
+    if r >= 10:
+        return f"≥ {10 ** math.floor(math.log10(r)):,}×"
+    return f"≈ {round(2 * r) / 2:.1f}×"
+
+
 def identity(residual: float, tol: float, *, what: str = "max |residual|") -> Outcome:
-    """Exact identity or theory check: reproduced when |residual| ≤ ``tol``, contradicted otherwise."""
+    """Exact identity or theory check: reproduced when |residual| ≤ ``tol``, contradicted otherwise. The residual is
+    shown as :func:`residual_text` (its bound when within tolerance, so floating-point noise does not show)."""
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol}")
     r = abs(float(residual))
-    ours = f"{what} = {r:.2e} (tolerance {tol:.0e})"
+    ours = f"{what} {'=' if r > tol or r == 0 else ''} {residual_text(r, tol)} (tolerance {tol:.0e})".replace("  ", " ")
     if not math.isfinite(r):
         return Outcome(DIVERGED, ours, detail="non-finite residual")
     return Outcome(REPRODUCED if r <= tol else CONTRADICTED, ours, detail="" if r <= tol else "residual above tolerance")
@@ -294,6 +322,29 @@ class Claim:
 
 
 COLUMNS = ["claim", "paper", "ours", "verdict", "category", "seeds", "note"]
+CODE = "code"  # the CSV's last column: the code version the claims came from (:func:`code_version`)
+# Paths whose changes do not make the code "dirty": the outputs the notebooks write and the README's ledger.
+OUTPUT_PATHS = ("figures", "executed", "results", "README.md")
+
+
+def code_version(root: str | Path | None = None) -> str:
+    """The code the outputs come from: 'pflnb <version> @ <commit>' (12 hex digits), with ' (dirty)' when tracked files
+    outside the outputs (``figures/``, the README) differ from that commit; 'commit unknown' outside a git checkout."""
+    import subprocess
+
+    from pflnb import __version__
+
+    root = Path(root) if root is not None else figures_root().parent
+    head = f"pflnb {__version__}"
+    try:
+        git = lambda *a: subprocess.run(  # noqa: E731
+            ["git", "-C", str(root), *a], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+        commit = git("rev-parse", "HEAD")
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", *(f":!{p}" for p in OUTPUT_PATHS))
+    except (OSError, subprocess.SubprocessError):
+        return f"{head} @ commit unknown"
+    return f"{head} @ {commit[:12]}" + (" (dirty)" if changed else "")
 
 
 def claims_table(claims: Iterable[Claim]) -> pd.DataFrame:
@@ -301,13 +352,41 @@ def claims_table(claims: Iterable[Claim]) -> pd.DataFrame:
     return pd.DataFrame([c.row() for c in claims], columns=COLUMNS)
 
 
-def write_claims(claims: Iterable[Claim], path: str | Path) -> pd.DataFrame:
-    """Write the claims table to ``path`` (CSV, the ledger's input) and return it."""
+def write_claims(claims: Iterable[Claim], path: str | Path, code: str | None = None) -> pd.DataFrame:
+    """Write the claims table to ``path`` (CSV, the ledger's input) with a last column ``code`` recording the code
+    version it came from (``code``, default :func:`code_version`), and return the table (without that column)."""
     table = claims_table(claims)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(path, index=False)
+    table.assign(**{CODE: code if code is not None else code_version()}).to_csv(path, index=False)
     return table
+
+
+TIMING_PREFIX = "timing"  # outputs named timing*.csv hold wall-clock times: they vary run to run
+
+
+def write_timing(table: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    """Write a table of wall-clock times to ``path`` (a CSV whose name starts with 'timing': ``make check-outputs``
+    lists such files when they change but does not count them, since times vary from run to run); return it."""
+    path = Path(path)
+    if not path.name.startswith(TIMING_PREFIX) or path.suffix != ".csv":
+        raise ValueError(f"a timing table's file name must be {TIMING_PREFIX}*.csv, got {path.name}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path)
+    return table
+
+
+def read_claims(path: str | Path) -> tuple[pd.DataFrame, str]:
+    """A claims CSV as (table with :data:`COLUMNS`, the code version it records; '' for a CSV written without one)."""
+    path = Path(path)
+    t = pd.read_csv(path, keep_default_na=False, dtype=str)
+    missing = set(COLUMNS) - set(t.columns)
+    if missing:
+        raise ValueError(f"{path}: missing columns {sorted(missing)}; regenerate it by running its notebook")
+    versions = sorted(set(t[CODE])) if CODE in t.columns else []
+    if len(versions) > 1:
+        raise ValueError(f"{path}: rows from several code versions {versions}")
+    return t[COLUMNS], (versions[0] if versions else "")
 
 
 def mean_std_str(values: Sequence[float] | np.ndarray, scale: float = 100.0, digits: int = 1) -> str:
@@ -336,16 +415,13 @@ def ledger(root: str | Path | None = None) -> pd.DataFrame:
         path = root / key / "claims.csv"
         if not path.exists():
             continue
-        t = pd.read_csv(path, keep_default_na=False)
-        missing = set(COLUMNS) - set(t.columns)
-        if missing:
-            raise ValueError(f"{path}: missing columns {sorted(missing)}; regenerate it by running the {name} notebook")
-        frames.append(t.assign(paper_name=name))
+        t, code = read_claims(path)
+        frames.append(t.assign(paper_name=name, **{CODE: code}))
     if not frames:
         raise FileNotFoundError(f"no claims.csv under {root}/<paper>/; run the paper notebooks first")
     t = pd.concat(frames, ignore_index=True)
     return t.rename(columns={"paper": "paper value"}).rename(columns={"paper_name": "paper"})[
-        ["paper", "claim", "paper value", "ours", "verdict", "category", "seeds"]
+        ["paper", "claim", "paper value", "ours", "verdict", "category", "seeds", CODE]
     ]
 
 

@@ -28,9 +28,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from pflnb.experiments.config import ExperimentConfig
+from pflnb.progress import tqdm
 
 BACKENDS = ("local", "ray")
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources")

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm.auto import tqdm
 
 import pflnb
 from pflnb.algorithms import make_algorithm
@@ -23,6 +22,7 @@ from pflnb.experiments.config import ExperimentConfig
 from pflnb.fl import run_simulation
 from pflnb.fl.engine import to_jsonable
 from pflnb.models import build_model
+from pflnb.progress import tqdm
 
 
 def results_root() -> Path:

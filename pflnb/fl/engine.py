@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from pflnb.data import ClientData, FederatedDataset
 from pflnb.fl import state as S
@@ -24,6 +23,7 @@ from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.runner import RUNNERS, ClientRunner, make_runner
 from pflnb.fl.training import OptimConfig, evaluate
 from pflnb.models import PFLModel
+from pflnb.progress import tqdm
 
 
 def derive_seed(*key: int | str) -> int:

