@@ -1,4 +1,4 @@
-"""Command line: ``pflnb run | sweep | list | reproduce``."""
+"""Command line: ``pflnb run | sweep | list | reproduce | claims | check-outputs | site``."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def _add_ray(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("Ray cluster (see docs/notes-ray.md)")
+    g = p.add_argument_group("Ray cluster (see docs/guides/ray.md)")
     g.add_argument("--backend", choices=("local", "ray"), default=None, help="where runs go (default: $PFLNB_BACKEND or local)")
     g.add_argument("--address", default=None, help="Ray cluster: auto, HOST:PORT or ray://HOST:10001 (default: a local instance)")
     g.add_argument("--ray-cpus", type=float, metavar="C", help="CPUs per run on Ray (default: $PFLNB_RAY_CPUS or 1)")
@@ -249,6 +249,25 @@ def _cmd_check_outputs(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_site(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from pflnb import website
+
+    try:
+        index = website.build(
+            out=Path(args.out) if args.out else None,
+            profile=args.profile,
+            executed=Path(args.executed) if args.executed else None,
+            figures=Path(args.figures) if args.figures else None,
+        )
+    except subprocess.CalledProcessError as err:
+        print(f"pflnb: error: {' '.join(map(str, err.cmd[:4]))} ... failed with status {err.returncode}", file=sys.stderr)
+        return 1
+    print(f"[pflnb] site built: open {index}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``pflnb`` command."""
     parser = argparse.ArgumentParser(prog="pflnb", description="Personalized federated learning reproductions.")
@@ -278,6 +297,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_chk.add_argument("--ref", default="HEAD", help="the commit to compare with (default HEAD)")
     p_chk.add_argument("--root", default=None, help="the repository (default: the one pflnb is imported from)")
+    p_site = sub.add_parser("site", help="build the static site (executed notebooks, claims ledger, guides, API) into _site/html")
+    p_site.add_argument(
+        "--profile",
+        default="cpu",
+        choices=PROFILES,
+        help="show the notebooks in executed/<profile>/; when incomplete, those of the smoke profile (executed if needed)",
+    )
+    p_site.add_argument("--executed", default=None, help="a folder of executed notebooks to show instead")
+    p_site.add_argument("--figures", default=None, help="folder of the claims CSVs and figures (default: figures/)")
+    p_site.add_argument("--out", default=None, help="output folder (default: _site/ in the repository)")
     args = parser.parse_args(argv)
     import warnings
 
@@ -296,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_claims(args)
             if args.command == "check-outputs":
                 return _cmd_check_outputs(args)
+            if args.command == "site":
+                return _cmd_site(args)
             return _cmd_reproduce_on_backend(args)
     except (ValueError, FileNotFoundError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)

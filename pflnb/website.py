@@ -1,0 +1,596 @@
+"""The reproductions' website (``make site``): executed notebooks, the claims ledger, the guides and the API reference.
+
+The site is a static HTML book built by Sphinx with MyST-NB from ``docs/`` (the hand-written pages and guides) and
+from what the code produced, staged into one source folder (``_site/src``, git-ignored) by :func:`stage`:
+
+* the executed notebooks of a profile (``executed/<profile>/``, written by ``pflnb reproduce``), rendered without
+  re-execution after :func:`clean_notebook` has removed progress-bar residue and the build machine's paths, each with
+  a banner naming the profile it ran at (:func:`notebook_banner`);
+* generated Markdown (``_generated/``): per paper its claims table and its figures next to the claims they support
+  (:func:`paper_claims_markdown`), the ledger across the five papers (:func:`ledger_markdown`), the count table
+  (:func:`counts_markdown`) and the registry's methods (:func:`methods_markdown`). Claims are read only through
+  :func:`pflnb.experiments.claims.read_claims` from ``figures/<paper>/claims.csv``, the source of ``pflnb claims``;
+* the figures (PNG) of ``figures/`` and an offline MathJax (from the ``jupyter-server-mathjax`` package).
+
+:func:`build` stages and runs ``sphinx-build``; nothing in the built site needs a server or the network.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from pflnb.experiments import claims as C
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE_DIR = "_site"  # git-ignored: staged sources (src/), the HTML (html/), the browser test's screenshots
+GENERATED = "_generated"  # inside the staged sources: Markdown fragments made by this module, included by pages
+
+# CSS class of each verdict category (docs/_static/pflnb.css colours them)
+VERDICT_CLASS = {
+    C.REPRODUCED: "reproduced",
+    C.PARTIAL: "partial",
+    C.CONTRADICTED: "contradicted",
+    C.INCONCLUSIVE: "inconclusive",
+    C.NOT_TESTABLE: "not-testable",
+    C.DIVERGED: "diverged",
+}
+PROFILE_NOTES = {
+    "smoke": "tiny data, one seed, two or three rounds: it shows every step runs; its numbers are not results",
+    "cpu": "the reduced reproduction on a 2-core CPU, several seeds; the committed figures and claims come from it",
+    "paper": "the papers' own datasets, models and rounds, on a GPU",
+}
+
+
+# --------------------------------------------------------------------------------------------- notebooks and papers
+
+
+def notebook_sources(root: Path | None = None) -> list[Path]:
+    """The repository's notebooks in reading order (``notebooks/NN_name.ipynb``, sorted by number)."""
+    root = ROOT if root is None else root
+    return sorted((root / "notebooks").glob("*.ipynb"))
+
+
+def notebook_key(name: str) -> str:
+    """The short name of a notebook: '01_lgmix.ipynb' → 'lgmix' (a paper key of :data:`claims.PAPERS` or not)."""
+    stem = Path(name).stem
+    return stem.split("_", 1)[1] if "_" in stem and stem.split("_", 1)[0].isdigit() else stem
+
+
+def paper_notebooks(root: Path | None = None) -> dict[str, str]:
+    """Paper key → the stem of its notebook ('lgmix' → '01_lgmix'), in the ledger's paper order."""
+    root = ROOT if root is None else root
+    stems = {notebook_key(p.name): p.stem for p in notebook_sources(root)}
+    return {key: stems[key] for key in C.PAPERS if key in stems}
+
+
+# ------------------------------------------------------------------------------------ cleaning executed notebooks
+
+_WIDGET = "application/vnd.jupyter.widget-view+json"
+_WIDGET_REPR = re.compile(r"^\s*(HBox|VBox|IntProgress|FloatProgress|HTML)\(children=|^\s*(HBox|VBox|FloatProgress)\(")
+# tqdm.auto's warning when ipywidgets is absent (two lines: the warning and the import it points at)
+_TQDM_WARNING = re.compile(r"^.*TqdmWarning: IProgress not found.*\n(?:\s+from \.autonotebook import .*\n?)?", re.M)
+
+
+def collapse_redraws(text: str) -> str:
+    """Text as a terminal shows it: of each line redrawn with carriage returns only its last drawing is kept."""
+    lines = []
+    for line in text.split("\n"):
+        parts = [p for p in line.split("\r") if p.strip()]
+        lines.append(parts[-1] if parts else ("" if "\r" in line else line))
+    return "\n".join(lines)
+
+
+def _path_prefixes(root: Path) -> list[tuple[str, str]]:
+    """(absolute prefix, replacement) pairs that strip the build machine's paths: the repository and site-packages."""
+    pairs = [(str(root.resolve()) + os.sep, ""), (str(root) + os.sep, "")]
+    for p in sys.path:
+        if p.endswith("site-packages"):
+            pairs.append((p + os.sep, "site-packages/"))
+    return sorted(set(pairs), key=lambda pr: -len(pr[0]))
+
+
+def _strip_paths(text: str, prefixes: Sequence[tuple[str, str]]) -> str:
+    for prefix, new in prefixes:
+        text = text.replace(prefix, new)
+    return text
+
+
+def _text(value: str | list[str]) -> str:
+    return "".join(value) if isinstance(value, list) else value
+
+
+def clean_notebook(nb: dict, root: Path | None = None) -> dict:
+    """A copy of executed notebook ``nb`` fit to publish: progress-bar residue removed (carriage-return redraws
+    collapsed; tqdm's warning that ipywidgets is missing and widget outputs dropped), the build machine's paths made
+    relative to the repository. Error outputs are kept: a failed cell must show."""
+    root = ROOT if root is None else root
+    nb = copy.deepcopy(nb)
+    prefixes = _path_prefixes(root)
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "stream":
+                text = _TQDM_WARNING.sub("", collapse_redraws(_text(out.get("text", ""))))
+                text = _strip_paths(text, prefixes)
+                if not text.strip():
+                    continue
+                out["text"] = text
+            elif kind in ("display_data", "execute_result"):
+                data = out.get("data", {})
+                data.pop(_WIDGET, None)
+                plain = _text(data.get("text/plain", ""))
+                if _WIDGET_REPR.match(plain) and set(data) <= {"text/plain"}:
+                    continue  # a widget's text stand-in ("HBox(children=...)") says nothing to a reader
+                if not data:
+                    continue
+                for mime in ("text/plain", "text/html", "text/markdown"):
+                    if mime in data:
+                        data[mime] = _strip_paths(_text(data[mime]), prefixes)
+            elif kind == "error":
+                out["traceback"] = [_strip_paths(line, prefixes) for line in out.get("traceback", [])]
+            kept.append(out)
+        cell["outputs"] = kept
+    return nb
+
+
+def notebook_banner(profile: str, notebook: str, paper: str | None = None) -> str:
+    """The note at the top of an executed notebook's page: the source notebook, the profile it ran at, and where the
+    paper's committed claims are."""
+    note = PROFILE_NOTES.get(profile, "")
+    lines = [
+        "```{admonition} Executed notebook",
+        ":class: pflnb-banner",
+        f"This page is `notebooks/{notebook}.ipynb` as `pflnb reproduce` executed it at the **{profile}** profile"
+        + (f" ({note})." if note else "."),
+        "Outputs are shown as they were produced; nothing was re-run to build this page.",
+    ]
+    if paper:
+        lines.append(
+            f"The claims table at the end of the notebook is this run's; the committed verdicts of the `cpu` profile, "
+            f"with their figures, are on the paper's page: [{C.PAPERS[paper]}: claims and verdicts](/papers/{paper})."
+        )
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def add_banner(nb: dict, banner: str) -> dict:
+    """``nb`` with a Markdown cell holding ``banner`` right after its title cell (the first cell)."""
+    nb = copy.deepcopy(nb)
+    cell = {"cell_type": "markdown", "id": "pflnb-site-banner", "metadata": {}, "source": banner}
+    at = 1 if nb.get("cells") and nb["cells"][0].get("cell_type") == "markdown" else 0
+    nb.setdefault("cells", []).insert(at, cell)
+    return nb
+
+
+# ------------------------------------------------------------------------------------- docstrings for the API pages
+
+# spans reStructuredText must keep as they are: ``literals``, :roles:`targets`, `interpreted text` and `links`_
+_RST_KEEP = re.compile(r"``.+?``|:[\w:+.-]+:`[^`]+`|`[^`]+`_{0,2}")
+_RST_REF_END = re.compile(r"(?<=\w)_(?=$|[^\w])")  # 'word_' is a reference to the target 'word' in rST
+_RST_SINGLE_STAR = re.compile(r"(?<!\*)\*(?!\*)")
+
+
+def _rst_safe_text(text: str) -> str:
+    text = text.replace("|", "\\|")  # |x| is a substitution in rST, a norm or an absolute value in our docstrings
+    text = _RST_REF_END.sub("\\\\_", text)
+    if len(_RST_SINGLE_STAR.findall(text)) % 2:  # an unpaired '*' (as in f(*args)) is not emphasis
+        text = _RST_SINGLE_STAR.sub("\\\\*", text)
+    return text
+
+
+def rst_safe(line: str) -> str:
+    """A docstring line of plain prose made safe for reStructuredText: characters that rST would read as markup but
+    the docstrings mean literally ('|x|', 'F5_', an unpaired '*') are escaped outside literals and roles."""
+    bullet = re.match(r"\s*[*+-] ", line)  # a list item's bullet is markup the docstring means
+    head, line = (line[: bullet.end()], line[bullet.end() :]) if bullet else ("", line)
+    out, last = [head], 0
+    for m in _RST_KEEP.finditer(line):
+        out += [_rst_safe_text(line[last : m.start()]), m.group(0)]
+        last = m.end()
+    return "".join(out) + _rst_safe_text(line[last:])
+
+
+def rst_safe_docstring(app: object, what: str, name: str, obj: object, options: object, lines: list[str]) -> None:
+    """Sphinx ``autodoc-process-docstring`` hook: :func:`rst_safe` on every line, in place (the API reference)."""
+    lines[:] = [rst_safe(line) for line in lines]
+
+
+# ------------------------------------------------------------------------------ which figures support which claims
+
+_REF_KINDS = {"fig": "fig", "figure": "fig", "figs": "fig", "figures": "fig", "table": "table", "tables": "table"}
+_REF_KINDS |= {"thm": "thm", "theorem": "thm", "theorems": "thm", "lemma": "lemma", "lemmas": "lemma"}
+_NUM = r"\d+(?:\.\d+)?[a-z]?(?:\([a-z]\))?"
+_TEXT_REF = re.compile(
+    rf"\b(Figs?|Figures?|Tables?|Thm|Theorems?|Lemmas?)\.?\s*({_NUM}(?:\s*(?:,|/|&|and|–|-)\s*{_NUM})*)", re.IGNORECASE
+)
+_FILE_REF = re.compile(r"(?:^|_)(fig|tables?|thm|theorem|lemma)(\d+[a-z]?(?:_\d+[a-z]?)*)(?=_|$)")
+
+
+def _norm_number(token: str) -> tuple[str, str]:
+    """'4.3' → ('43', ''), '5(a)' → ('5', 'a'), '2a' → ('2', 'a')."""
+    token = token.replace("(", "").replace(")", "").replace(".", "").lower()
+    m = re.fullmatch(r"(\d+)([a-z]?)", token)
+    return (m.group(1), m.group(2)) if m else (token, "")
+
+
+def text_refs(text: str) -> set[tuple[str, str, str]]:
+    """The figures, tables, theorems and lemmas a claim's text names, as (kind, number, letter): 'Tables 1–3' →
+    table 1, 2, 3; 'Fig. 5(a)' → fig 5 a; 'Thm 1/4' → thm 1 and 4; 'Thm 4.3' → thm 43."""
+    refs: set[tuple[str, str, str]] = set()
+    for m in _TEXT_REF.finditer(text):
+        kind = _REF_KINDS[m.group(1).lower().rstrip(".")]
+        items = re.split(r"\s*(,|/|&|and|–|-)\s*", m.group(2))
+        numbers, seps = items[0::2], items[1::2]
+        for i, tok in enumerate(numbers):
+            num, letter = _norm_number(tok)
+            refs.add((kind, num, letter))
+            if i and seps[i - 1] in ("–", "-") and not letter:
+                prev, _ = _norm_number(numbers[i - 1])
+                if prev.isdigit() and num.isdigit() and int(prev) < int(num) <= int(prev) + 20:
+                    refs |= {(kind, str(k), "") for k in range(int(prev), int(num) + 1)}
+    return refs
+
+
+def file_refs(stem: str) -> set[tuple[str, str, str]]:
+    """The figures, tables, theorems and lemmas a figure file is named after: 'fig4_table3_label_skew' → fig 4 and
+    table 3; 'tables5_10_11_12_ablation' → tables 5, 10, 11, 12; 'thm43_gram_spectra' → thm 43. Names in capitals
+    ('F5_...') or 't2_...' number the notebook's own checks, not the paper's, and name nothing."""
+    refs: set[tuple[str, str, str]] = set()
+    for m in _FILE_REF.finditer(stem):
+        kind = _REF_KINDS[m.group(1) if m.group(1) != "tables" else "table"]
+        for tok in m.group(2).split("_"):
+            refs.add((kind, *_norm_number(tok)))
+    return refs
+
+
+def refs_match(a: set[tuple[str, str, str]], b: set[tuple[str, str, str]]) -> bool:
+    """True when two reference sets share an item: same kind and number, and the same letter or one without."""
+    return any(ka == kb and na == nb and (la == lb or not la or not lb) for ka, na, la in a for kb, nb, lb in b)
+
+
+# -------------------------------------------------------------------------------------------- generated Markdown
+
+
+def verdict_badge(label: str, category: str) -> str:
+    """The verdict as shown (``label``) in a span coloured by its category."""
+    cls = VERDICT_CLASS.get(category, "unknown")
+    return f'<span class="pflnb-verdict pflnb-v-{cls}">{html.escape(label)}</span>'
+
+
+_INTERVAL = re.compile(r"\[[+\-−]?\d[\d.,]*\s*,\s*[+\-−]?\d[\d.,]*\]")
+
+
+def ours_html(text: str) -> str:
+    """Our number as HTML, every interval '[lo, hi]' marked so that it stands out."""
+    out, last = [], 0
+    for m in _INTERVAL.finditer(text):
+        out += [html.escape(text[last : m.start()]), f'<span class="pflnb-ci">{html.escape(m.group(0))}</span>']
+        last = m.end()
+    return "".join(out) + html.escape(text[last:])
+
+
+def code_version_text(code: str) -> str:
+    """The code version a claims CSV records, or what to do when it records none."""
+    return code if code else "not recorded (the CSV predates the code column; `make reproduce` writes it)"
+
+
+def claims_html(table: pd.DataFrame, paper: str) -> str:
+    """One paper's claims as an HTML table: number, claim, paper value, ours (intervals marked), seeds, verdict.
+    Row ``i`` (from 1) has the anchor ``claim-<paper>-<i>``."""
+    rows = []
+    for i, r in enumerate(table.itertuples(index=False), start=1):
+        seeds = html.escape(r.seeds) if r.seeds else "—"
+        rows.append(
+            f'<tr id="claim-{paper}-{i}" class="pflnb-row-{VERDICT_CLASS.get(r.category, "unknown")}">'
+            f'<td class="pflnb-num">{i}</td><td>{html.escape(r.claim)}</td><td>{html.escape(r.paper)}</td>'
+            f'<td>{ours_html(r.ours)}</td><td class="pflnb-seeds">{seeds}</td>'
+            f"<td>{verdict_badge(r.verdict, r.category)}</td></tr>"
+        )
+    head = "<tr><th>#</th><th>claim</th><th>paper</th><th>ours (90 % interval)</th><th>seeds</th><th>verdict</th></tr>"
+    return f'<table class="pflnb-claims"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def counts_html(table: pd.DataFrame, link: bool = True) -> str:
+    """The count of claims per paper and verdict as an HTML table with a total row (paper names linked to their
+    pages when ``link``)."""
+    counts = C.ledger_counts(table)
+    keys = {v: k for k, v in C.PAPERS.items()}
+    head = "".join(f"<th>{verdict_badge(c, c)}</th>" for c in C.COUNTED)
+    cell = lambda n: f'<td class="pflnb-num{" pflnb-zero" if not n else ""}">{n}</td>'  # noqa: E731
+    rows = []
+    for _, r in counts.iterrows():
+        name = html.escape(r["paper"])
+        if link and r["paper"] in keys:
+            name = f'<a href="papers/{keys[r["paper"]]}.html">{name}</a>'
+        cells = "".join(cell(int(r[c])) for c in C.COUNTED)
+        rows.append(f'<tr><td>{name}</td>{cells}<td class="pflnb-num"><b>{int(r["total"])}</b></td></tr>')
+    total = "".join(cell(int(counts[c].sum())) for c in C.COUNTED)
+    grand = f'<td class="pflnb-num"><b>{int(counts["total"].sum())}</b></td>'
+    rows.append(f'<tr class="pflnb-total"><td>all papers</td>{total}{grand}</tr>')
+    return (
+        f'<table class="pflnb-counts"><thead><tr><th>paper</th>{head}<th>total</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _read(figures: Path, paper: str) -> tuple[pd.DataFrame, str] | None:
+    path = figures / paper / "claims.csv"
+    return C.read_claims(path) if path.exists() else None
+
+
+@dataclass(frozen=True)
+class FigureClaims:
+    """A figure file and the numbers (from 1) of the claims whose text names the figure, table or theorem it shows."""
+
+    path: Path
+    claims: tuple[int, ...]
+
+
+def figures_for_claims(table: pd.DataFrame, figure_paths: Iterable[Path]) -> list[FigureClaims]:
+    """Each figure with the claims it supports, figures supporting claims first (in the order of their first claim),
+    then the others (theory checks, extra analyses) by name."""
+    texts = [text_refs(f"{r.claim} {r.paper}") for r in table.itertuples(index=False)]
+    out = []
+    for path in sorted(figure_paths):
+        refs = file_refs(path.stem)
+        out.append(FigureClaims(path, tuple(i for i, t in enumerate(texts, start=1) if refs and refs_match(refs, t))))
+    return sorted(out, key=lambda f: (not f.claims, f.claims[:1] or (0,), f.path.name))
+
+
+def _figure_title(stem: str) -> str:
+    return stem.replace("_", " ")
+
+
+def paper_claims_markdown(paper: str, figures: Path, notebook: str | None = None, figure_url: str = "/figures") -> str:
+    """The generated part of a paper's page: verdict counts, the claims table (verdicts coloured, intervals, seeds,
+    the code version the CSV records) and every figure of ``figures/<paper>/`` with the claims it supports."""
+    found = _read(figures, paper)
+    name = C.PAPERS[paper]
+    if found is None:
+        return f"```{{note}}\nNo `figures/{paper}/claims.csv` yet: run the {name} notebook (`make reproduce`).\n```\n"
+    table, code = found
+    counts = C.ledger_counts(table.assign(paper=name)).iloc[0]
+    tally = " · ".join(f"{verdict_badge(f'{int(counts[c])} {c}', c)}" for c in C.COUNTED if counts[c])
+    lines = [
+        "## Claims and verdicts",
+        "",
+        f'<p class="pflnb-tally">{len(table)} claims: {tally}</p>',
+        "",
+        f"Decided by the [verdict rule](/guides/verdict-rule) from `figures/{paper}/claims.csv`, the source of "
+        f"`pflnb claims` and of the [ledger](/ledger). Code version recorded in the CSV: "
+        + (f"`{code}`." if code else f"{code_version_text(code)}."),
+        "",
+        claims_html(table, paper),
+        "",
+    ]
+    figs = figures_for_claims(table, (figures / paper).glob("*.png"))
+    if figs:
+        lines += ["## Figures and the claims they support", ""]
+        lines += [
+            f"Every figure the notebook saved in `figures/{paper}/`, beside the claims whose text names the figure, table "
+            "or theorem it shows; figures no claim names (theory checks, extra analyses) come last.",
+            "",
+        ]
+        for f in figs:
+            lines += [f"### {_figure_title(f.path.stem)}", ""]
+            if f.claims:
+                items = []
+                for i in f.claims:
+                    r = table.iloc[i - 1]
+                    items.append(
+                        f'<li><a href="#claim-{paper}-{i}">claim {i}</a>: {html.escape(r.claim)} '
+                        f"{verdict_badge(r.verdict, r.category)}<br/><small>{ours_html(r.ours)}</small></li>"
+                    )
+                lines += [f'<ul class="pflnb-supports">{"".join(items)}</ul>', ""]
+            lines += [
+                f"```{{image}} {figure_url}/{paper}/{f.path.name}",
+                f":alt: {paper} {f.path.stem}",
+                ":class: pflnb-figure",
+                "```",
+                "",
+            ]
+    if notebook:
+        lines += [
+            "## The notebook",
+            "",
+            f"The whole reproduction, theory checks and experiments, is the executed notebook "
+            f"[{notebook}](/notebooks/{notebook}), the next page.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def ledger_markdown(figures: Path) -> str:
+    """The generated ledger page body: counts per paper and verdict, then every paper's claims with its code version."""
+    table = C.ledger(figures)
+    lines = [counts_html(table), ""]
+    for key, name in C.PAPERS.items():
+        found = _read(figures, key)
+        if found is None:
+            continue
+        t, code = found
+        lines += [
+            f"## {name}",
+            "",
+            f"[{name}: claims, figures and notebook](/papers/{key}) · `figures/{key}/claims.csv` · code version: "
+            + (f"`{code}`" if code else code_version_text(code)),
+            "",
+            claims_html(t, key),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def counts_markdown(figures: Path) -> str:
+    """The five-row count table (for the home page)."""
+    return counts_html(C.ledger(figures)) + "\n"
+
+
+def methods_markdown() -> str:
+    """Every registered method: name, what it is, its hyperparameters' defaults (the registry, as ``pflnb list``)."""
+    from pflnb.algorithms import describe_methods
+
+    rows = []
+    for m in describe_methods():
+        params = ", ".join(f"{k}={v!r}" for k, v in m["params"].items()) or "—"
+        rows.append(
+            f"<tr><td><code>{html.escape(m['method'])}</code></td><td>{html.escape(m['description'])}</td>"
+            f'<td class="pflnb-params"><code>{html.escape(params)}</code></td></tr>'
+        )
+    return (
+        '<table class="pflnb-methods"><thead><tr><th>name</th><th>method</th><th>hyperparameters (defaults)</th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>\n"
+    )
+
+
+def build_markdown(profile: str, executed: Path, figures: Path, root: Path | None = None) -> str:
+    """What this build was made from: the notebooks' profile and folder, the claims' folder."""
+    root = ROOT if root is None else root
+    note = PROFILE_NOTES.get(profile, "")
+    rel = lambda p: os.path.relpath(p, root) if Path(p).resolve().is_relative_to(root.resolve()) else str(p)  # noqa: E731
+    return (
+        f"These pages show the notebooks executed at the **{profile}** profile (`{rel(executed)}/`"
+        + (f"; {note}" if note else "")
+        + f"). Claims and figures on the paper pages and the ledger come from `{rel(figures)}/`.\n"
+    )
+
+
+# --------------------------------------------------------------------------------------------------- stage, build
+
+
+def executed_complete(folder: Path, root: Path | None = None) -> list[str]:
+    """The notebooks of ``notebooks/`` that ``folder`` has no executed copy of (empty: complete)."""
+    root = ROOT if root is None else root
+    return [p.name for p in notebook_sources(root) if not (folder / p.name).exists()]
+
+
+def executed_stale(folder: Path, root: Path | None = None) -> list[str]:
+    """The notebooks whose executed copy in ``folder`` is older than the notebook itself."""
+    root = ROOT if root is None else root
+    return [
+        p.name
+        for p in notebook_sources(root)
+        if (folder / p.name).exists() and (folder / p.name).stat().st_mtime < p.stat().st_mtime
+    ]
+
+
+def mathjax_dir() -> Path | None:
+    """MathJax 2's files, shipped by the ``jupyter-server-mathjax`` package (None when it is not installed)."""
+    try:
+        import jupyter_server_mathjax
+    except ImportError:
+        return None
+    path = Path(jupyter_server_mathjax.__file__).parent / "static"
+    return path if (path / "MathJax.js").exists() else None
+
+
+def stage(
+    out: Path, executed: Path, profile: str, figures: Path | None = None, docs: Path | None = None, root: Path | None = None
+) -> Path:
+    """Assemble the site's sources in ``out`` (emptied first): ``docs/``, the cleaned executed notebooks with their
+    banners, the generated pages and the figures; return ``out``."""
+    root = ROOT if root is None else root
+    docs = docs or root / "docs"
+    figures = figures or C.figures_root()
+    missing = executed_complete(executed, root)
+    if missing:
+        raise FileNotFoundError(f"{executed} has no executed {', '.join(missing)}; run `pflnb reproduce --profile {profile}`")
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(docs, out, ignore=shutil.ignore_patterns("_build", "__pycache__", GENERATED))
+    papers = {v: k for k, v in paper_notebooks(root).items()}
+    (out / "notebooks").mkdir(exist_ok=True)
+    for src in notebook_sources(root):
+        nb = clean_notebook(json.loads((executed / src.name).read_text()), root)
+        nb = add_banner(nb, notebook_banner(profile, src.stem, papers.get(src.stem)))
+        (out / "notebooks" / src.name).write_text(json.dumps(nb, indent=1, ensure_ascii=False))
+    gen = out / GENERATED
+    gen.mkdir()
+    for key, stem in paper_notebooks(root).items():
+        (gen / f"{key}.md").write_text(paper_claims_markdown(key, figures, notebook=stem))
+    (gen / "ledger.md").write_text(ledger_markdown(figures))
+    (gen / "counts.md").write_text(counts_markdown(figures))
+    (gen / "methods.md").write_text(methods_markdown())
+    (gen / "build.md").write_text(build_markdown(profile, executed, figures, root))
+    for png in sorted(figures.glob("*/*.png")):
+        dest = out / "figures" / png.parent.name / png.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(png, dest)
+    mj = mathjax_dir()
+    if mj is not None:
+        shutil.copytree(mj, out / "_static" / "mathjax", ignore=shutil.ignore_patterns("localization"))
+    return out
+
+
+def execute(profile: str, root: Path | None = None) -> Path:
+    """Execute every notebook at ``profile`` with ``pflnb reproduce`` (a subprocess) into ``executed/<profile>/``."""
+    root = ROOT if root is None else root
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    cmd = [sys.executable, "-m", "pflnb.cli", "reproduce", "--profile", profile, "--quiet"]
+    subprocess.run(cmd, check=True, env=env, cwd=root)
+    return root / "executed" / profile
+
+
+def choose_executed(profile: str, executed: Path | None = None, root: Path | None = None, run: bool = True) -> tuple[str, Path]:
+    """The (profile, folder) of executed notebooks to publish: ``executed`` or ``executed/<profile>/`` when it holds
+    every notebook; otherwise ``executed/smoke/``, executed first (when ``run``) if a notebook is missing there or
+    older than its source."""
+    root = ROOT if root is None else root
+    folder = Path(executed) if executed is not None else root / "executed" / profile
+    missing = executed_complete(folder, root)
+    if not missing:
+        stale = executed_stale(folder, root)
+        if stale:
+            print(f"[pflnb] note: {', '.join(stale)} in {folder} are older than their notebooks; `make reproduce` renews them")
+        return profile, folder
+    if executed is not None:
+        raise FileNotFoundError(f"{folder} lacks executed notebooks: {', '.join(missing)}")
+    smoke = root / "executed" / "smoke"
+    if profile != "smoke":
+        print(f"[pflnb] no complete executed/{profile}/ (`make reproduce PROFILE={profile}` makes it): using the smoke profile")
+    if executed_complete(smoke, root) or executed_stale(smoke, root):
+        if not run:
+            raise FileNotFoundError(f"{smoke} is incomplete or stale, and executing the notebooks was not allowed")
+        print("[pflnb] executing every notebook at the smoke profile into executed/smoke/ (a few minutes)", flush=True)
+        execute("smoke", root)
+    return "smoke", smoke
+
+
+def build(
+    out: Path | None = None,
+    profile: str = "cpu",
+    executed: Path | None = None,
+    figures: Path | None = None,
+    root: Path | None = None,
+    quiet: bool = False,
+) -> Path:
+    """Build the site: choose the executed notebooks (:func:`choose_executed`), stage the sources into
+    ``<out>/src`` and run sphinx-build into ``<out>/html``; return the path of ``index.html``."""
+    root = ROOT if root is None else root
+    out = Path(out) if out is not None else root / SITE_DIR
+    profile, folder = choose_executed(profile, executed, root)
+    src = stage(out / "src", folder, profile, figures=figures, root=root)
+    html_dir = out / "html"
+    if html_dir.exists():
+        shutil.rmtree(html_dir)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", "-w", str(out / "warnings.log"), str(src), str(html_dir)]
+    if quiet:
+        cmd.insert(3, "-q")
+    subprocess.run(cmd, check=True, env=env, cwd=root)
+    return html_dir / "index.html"

@@ -1,0 +1,265 @@
+"""The site's building blocks (pflnb.website): cleaning executed notebooks, figure ↔ claim matching, the generated
+claims pages and ledger, staging and the choice of executed notebooks. The built site itself: tests/test_site.py."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pflnb import website as W
+from pflnb.experiments import claims as C
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cell(*outputs):
+    return {"cell_type": "code", "metadata": {}, "source": "x", "outputs": list(outputs), "execution_count": 1}
+
+
+def _stream(text, name="stdout"):
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+def test_clean_notebook_removes_progress_residue_and_machine_paths():
+    root = Path("/some/checkout")
+    widget = {"output_type": "display_data", "data": {"text/plain": "HBox(children=(FloatProgress(value=0.0),))"}}
+    widget_mime = {
+        "output_type": "display_data",
+        "data": {W._WIDGET: {"model_id": "ab"}, "text/plain": "HBox(children=(...))"},
+    }
+    table = {"output_type": "execute_result", "data": {"text/html": "<p>/some/checkout/figures/x.png</p>", "text/plain": "t"}}
+    error = {"output_type": "error", "ename": "ValueError", "evalue": "bad", "traceback": ["File /some/checkout/pflnb/x.py"]}
+    warning = (
+        "/venv/lib/python3.11/site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found. Please update jupyter\n"
+        "  from .autonotebook import tqdm as notebook_tqdm\n"
+    )
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": "# t", "metadata": {}},
+            _cell(
+                _stream("runs:  10%|█         | 1/10\rruns: 100%|██████████| 10/10\nfigures -> /some/checkout/figures/q\n"),
+                _stream(warning, "stderr"),
+                _stream("a real warning\n", "stderr"),
+                widget,
+                widget_mime,
+                table,
+                error,
+            ),
+        ]
+    }
+    out = W.clean_notebook(nb, root)["cells"][1]["outputs"]
+    assert out[0]["text"] == "runs: 100%|██████████| 10/10\nfigures -> figures/q\n"  # last redraw only, relative path
+    assert out[1] == _stream("a real warning\n", "stderr")  # the tqdm warning is gone, other stderr stays
+    assert out[2]["data"]["text/html"] == "<p>figures/x.png</p>"
+    assert out[3]["output_type"] == "error" and out[3]["traceback"] == ["File pflnb/x.py"]  # errors are never hidden
+    assert len(out) == 4  # both widget outputs dropped
+    assert nb["cells"][1]["outputs"][3] is widget, "the input notebook is not modified"
+
+
+def test_collapse_redraws_keeps_plain_text():
+    assert W.collapse_redraws("a\nb\n") == "a\nb\n"
+    assert W.collapse_redraws("x 1\rx 2\rx 3\ndone") == "x 3\ndone"
+    assert W.collapse_redraws("bar\r\n") == "bar\n"
+
+
+def test_banner_goes_after_the_title_and_links_the_paper_page():
+    nb = {"cells": [{"cell_type": "markdown", "source": "# 01 · LG-Mix", "metadata": {}}, _cell()]}
+    banner = W.notebook_banner("smoke", "01_lgmix", "lgmix")
+    out = W.add_banner(nb, banner)
+    assert [c["cell_type"] for c in out["cells"]] == ["markdown", "markdown", "code"]
+    assert out["cells"][1]["source"] == banner and len(nb["cells"]) == 2
+    assert "**smoke** profile" in banner and "not results" in banner and "(/papers/lgmix)" in banner
+    assert "papers/" not in W.notebook_banner("cpu", "00_quickstart")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("λ starts high and decreases (Fig. 2a)", {("fig", "2", "a")}),
+        ("+4.18 / +5.01 Dice (Tables 1–3)", {("table", "1", ""), ("table", "2", ""), ("table", "3", "")}),
+        ("oscillates; FedPG′ is stable (Fig. 5(a))", {("fig", "5", "a")}),
+        ("Thm 1/4: the mixing degree", {("thm", "1", ""), ("thm", "4", "")}),
+        ("Thm 4.3: λ_min of the cooperative Gram matrix", {("thm", "43", "")}),
+        ("Lemma 1 (descent over r local steps)", {("lemma", "1", "")}),
+        ("Masking hurts more (Table 8A)", {("table", "8", "a")}),
+        ("no reference here, 3 seeds", set()),
+    ],
+)
+def test_text_refs(text, expected):
+    assert W.text_refs(text) == expected
+
+
+@pytest.mark.parametrize(
+    "stem, expected",
+    [
+        ("fig2a_lambda_trajectories", {("fig", "2", "a")}),
+        ("fig4_table3_label_skew", {("fig", "4", ""), ("table", "3", "")}),
+        ("tables5_10_11_12_ablation", {("table", n, "") for n in ("5", "10", "11", "12")}),
+        ("fig1_fig2_motivation", {("fig", "1", ""), ("fig", "2", "")}),
+        ("thm43_gram_spectra", {("thm", "43", "")}),
+        ("lemma1_theorem3", {("lemma", "1", ""), ("thm", "3", "")}),
+        ("F5_lambda_feat_vs_ntk", set()),  # the notebook's own check numbers, not the paper's figures
+        ("t3_gd_convergence", set()),
+        ("convex_convergence", set()),
+    ],
+)
+def test_file_refs(stem, expected):
+    assert W.file_refs(stem) == expected
+
+
+def test_refs_match_letters():
+    assert W.refs_match({("fig", "2", "a")}, {("fig", "2", "")})  # 'Fig. 2' covers 2a
+    assert not W.refs_match({("fig", "2", "a")}, {("fig", "2", "b")})
+    assert not W.refs_match({("fig", "2", "")}, {("table", "2", "")})
+
+
+def _claims(root, paper="lgmix", code=None):
+    a = {0: 0.80, 1: 0.81, 2: 0.82}
+    b = {0: 0.70, 1: 0.70, 2: 0.71}
+    claims = [
+        C.Claim("A beats B (Fig. 2a)", "+10 <points>", C.compare(a, b, names=("A", "B")), seeds=[0, 1, 2]),
+        C.Claim("A is exact (Table 1)", "identity", C.identity(0.0, 1e-9)),
+        C.Claim("needs a GPU", "Table 9", C.not_testable("no GPU")),
+    ]
+    C.write_claims(claims, root / paper / "claims.csv", code=code)
+    for name in ("fig2a_curves.png", "fig2b_other.png", "table1_acc.png", "F1_theory.png"):
+        (root / paper / name).write_bytes(b"png")
+
+
+def test_figures_for_claims_pairs_each_figure_with_the_claims_naming_it(tmp_path):
+    _claims(tmp_path)
+    table, _ = C.read_claims(tmp_path / "lgmix" / "claims.csv")
+    figs = W.figures_for_claims(table, (tmp_path / "lgmix").glob("*.png"))
+    assert [(f.path.name, f.claims) for f in figs] == [
+        ("fig2a_curves.png", (1,)),
+        ("table1_acc.png", (2,)),
+        ("F1_theory.png", ()),
+        ("fig2b_other.png", ()),
+    ]
+
+
+def test_claims_table_colours_verdicts_marks_intervals_and_escapes(tmp_path):
+    _claims(tmp_path)
+    table, _ = C.read_claims(tmp_path / "lgmix" / "claims.csv")
+    out = W.claims_html(table, "lgmix")
+    assert out.count("<tr id=") == 3 and 'id="claim-lgmix-3"' in out
+    assert out.count("pflnb-v-reproduced") == 2 and out.count("pflnb-v-not-testable") == 1
+    assert "+10 &lt;points&gt;" in out and "<points>" not in out
+    assert '<span class="pflnb-ci">[' in out  # the comparison's 90 % interval stands out
+    assert '<td class="pflnb-seeds">0 1 2</td>' in out and '<td class="pflnb-seeds">—</td>' in out
+
+
+def test_paper_page_shows_code_version_and_figures(tmp_path):
+    _claims(tmp_path, code="pflnb 0.1.0 @ 0123456789ab")
+    page = W.paper_claims_markdown("lgmix", tmp_path, notebook="01_lgmix")
+    assert "`pflnb 0.1.0 @ 0123456789ab`" in page
+    assert "3 claims:" in page and "2 reproduced" in page and "1 not testable at this scale" in page
+    assert page.index("### fig2a curves") < page.index("/figures/lgmix/fig2a_curves.png") < page.index("### table1 acc")
+    assert '<a href="#claim-lgmix-1">claim 1</a>' in page.split("### fig2a curves")[1].split("###")[0]
+    assert "(/notebooks/01_lgmix)" in page
+    _claims(tmp_path, code="")
+    assert "not recorded" in W.paper_claims_markdown("lgmix", tmp_path)
+    assert "No `figures/fedpg/claims.csv` yet" in W.paper_claims_markdown("fedpg", tmp_path)
+
+
+def test_ledger_page_counts_equal_the_ledger(tmp_path):
+    _claims(tmp_path, "lgmix")
+    _claims(tmp_path, "fedfac")
+    page = W.ledger_markdown(tmp_path)
+    counts = C.ledger_counts(C.ledger(tmp_path))
+    assert list(counts.paper) == ["LG-Mix", "FedSplit/FedFac"]
+    assert page.count('<table class="pflnb-claims">') == 2 and "## FedSplit/FedFac" in page
+    total_row = page.split('class="pflnb-total"')[1].split("</tr>")[0]
+    assert "<b>6</b>" in total_row  # 2 papers × 3 claims
+    assert '<a href="papers/lgmix.html">LG-Mix</a>' in page
+
+
+def test_committed_claims_render_on_every_paper_page():
+    """The real figures/: every paper page has one row per claim of its CSV, and figures matched to claims."""
+    for key in C.PAPERS:
+        table, _ = C.read_claims(ROOT / "figures" / key / "claims.csv")
+        page = W.paper_claims_markdown(key, ROOT / "figures")
+        assert page.count(f'<tr id="claim-{key}-') == len(table)
+        assert "claims they support" in page and '<ul class="pflnb-supports">' in page
+    lgmix, _ = C.read_claims(ROOT / "figures" / "lgmix" / "claims.csv")
+    figs = {f.path.stem: f.claims for f in W.figures_for_claims(lgmix, (ROOT / "figures" / "lgmix").glob("*.png"))}
+    lam = [i for i, c in enumerate(lgmix.claim, start=1) if c.startswith("λ starts high")]
+    assert lam and set(lam) <= set(figs["fig2a_lambda_trajectories"]) and not set(lam) & set(figs["fig2b_feature_values"])
+
+
+def _fake_repo(tmp_path, names=("00_quickstart", "01_lgmix")):
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    title = {"cell_type": "markdown", "source": "# t", "metadata": {}}
+    nb = {"cells": [title], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    for n in names:
+        (root / "notebooks" / f"{n}.ipynb").write_text(json.dumps(nb))
+    return root, nb
+
+
+def test_choose_executed_falls_back_to_smoke(tmp_path, capsys):
+    root, nb = _fake_repo(tmp_path)
+    cpu, smoke = root / "executed" / "cpu", root / "executed" / "smoke"
+    with pytest.raises(FileNotFoundError, match="not allowed"):
+        W.choose_executed("cpu", root=root, run=False)  # nothing executed, and executing is not allowed here
+    smoke.mkdir(parents=True)
+    for n in ("00_quickstart", "01_lgmix"):
+        (smoke / f"{n}.ipynb").write_text(json.dumps(nb))
+    assert W.choose_executed("cpu", root=root, run=False) == ("smoke", smoke)
+    assert "using the smoke profile" in capsys.readouterr().out
+    cpu.mkdir(parents=True)
+    (cpu / "00_quickstart.ipynb").write_text(json.dumps(nb))
+    assert W.choose_executed("cpu", root=root, run=False) == ("smoke", smoke)  # incomplete: still smoke
+    (cpu / "01_lgmix.ipynb").write_text(json.dumps(nb))
+    assert W.choose_executed("cpu", root=root, run=False) == ("cpu", cpu)
+    with pytest.raises(FileNotFoundError, match="01_lgmix"):
+        W.choose_executed("cpu", executed=root / "elsewhere", root=root)
+
+
+def test_stage_assembles_notebooks_pages_and_figures(tmp_path):
+    root, nb = _fake_repo(tmp_path)
+    executed = root / "executed" / "smoke"
+    executed.mkdir(parents=True)
+    run = dict(nb, cells=nb["cells"] + [_cell(_stream(f"saved {root}/figures/x.png\n"))])
+    for n in ("00_quickstart", "01_lgmix"):
+        (executed / f"{n}.ipynb").write_text(json.dumps(run))
+    docs = tmp_path / "docs"
+    (docs / "guides").mkdir(parents=True)
+    (docs / "index.md").write_text("# home\n")
+    (docs / "guides" / "a.md").write_text("# a\n")
+    figures = tmp_path / "figures"
+    _claims(figures)
+    src = W.stage(tmp_path / "site" / "src", executed, "smoke", figures=figures, docs=docs, root=root)
+    assert (src / "index.md").exists() and (src / "guides" / "a.md").exists()
+    staged = json.loads((src / "notebooks" / "01_lgmix.ipynb").read_text())
+    assert staged["cells"][1]["source"].startswith("```{admonition} Executed notebook")
+    assert "(/papers/lgmix)" in staged["cells"][1]["source"]
+    assert staged["cells"][2]["outputs"][0]["text"] == "saved figures/x.png\n"
+    assert "(/papers/" not in json.loads((src / "notebooks" / "00_quickstart.ipynb").read_text())["cells"][1]["source"]
+    gen = src / W.GENERATED
+    assert {p.name for p in gen.iterdir()} == {"lgmix.md", "ledger.md", "counts.md", "methods.md", "build.md"}
+    assert "`executed/smoke/`" in (gen / "build.md").read_text()
+    assert (src / "figures" / "lgmix" / "fig2a_curves.png").read_bytes() == b"png"
+    assert "<code>fedavg</code>" in (gen / "methods.md").read_text()
+    (executed / "01_lgmix.ipynb").unlink()
+    with pytest.raises(FileNotFoundError, match="01_lgmix"):
+        W.stage(tmp_path / "site" / "src", executed, "smoke", figures=figures, docs=docs, root=root)
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("stops when max |Δψ| < ``tol``", "stops when max \\|Δψ\\| < ``tol``"),
+        ("names in capitals ('F5_...') number checks", "names in capitals ('F5\\_...') number checks"),
+        ("A generator seeded from (seed, round, *key)", "A generator seeded from (seed, round, \\*key)"),
+        ("the *training* label, ``|x|`` and :func:`a_b`", "the *training* label, ``|x|`` and :func:`a_b`"),
+        ("state_dict and __init__ stay", "state_dict and __init_\\_ stay"),
+    ],
+)
+def test_rst_safe_escapes_what_rst_would_misread(line, expected):
+    assert W.rst_safe(line) == expected
+
+
+def test_rst_safe_keeps_list_bullets():
+    assert W.rst_safe("* :mod:`.plots` — its figures, f(*x)") == "* :mod:`.plots` — its figures, f(\\*x)"
+    assert W.rst_safe("  - item |a|") == "  - item \\|a\\|"
