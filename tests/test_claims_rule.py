@@ -1,6 +1,7 @@
 """The one verdict rule (pflnb.experiments.claims): intervals, comparative, value, identity, parts, ledger."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -138,25 +139,31 @@ def test_ledger_round_trip(tmp_path):
         [C.Claim("A beats B", "+5", C.compare(a, b), seeds=[0, 1, 2]), C.Claim("x", "y", C.not_testable("no GPU"))],
         tmp_path / "lgmix" / "claims.csv",
     )
-    C.write_claims([C.Claim("id", "exact", C.identity(0.0, 1e-9))], tmp_path / "fedpg" / "claims.csv")
+    code = "pflnb 0.1.0 @ 0123456789ab"
+    C.write_claims([C.Claim("id", "exact", C.identity(0.0, 1e-9))], tmp_path / "fedpg" / "claims.csv", code=code)
     t = C.ledger(tmp_path)
     assert list(t.paper) == ["LG-Mix", "LG-Mix", "FedPG"]
     assert t.loc[0, "seeds"] == "0 1 2"
     counts = C.ledger_counts(t).set_index("paper")
     assert counts.loc["LG-Mix", C.REPRODUCED] == 1 and counts.loc["LG-Mix", C.NOT_TESTABLE] == 1
     assert counts.loc["FedPG", "total"] == 1
-    md = C.ledger_markdown(tmp_path)
+    md = C.ledger_markdown(tmp_path)  # `pflnb claims --markdown`: the counts and every claim
     assert "| LG-Mix | A beats B | +5 |" in md
     readme = f"intro\n{C.LEDGER_START}\nold\n{C.LEDGER_END}\nrest\n"
     new = C.readme_with_ledger(readme, tmp_path)
-    assert new.startswith("intro\n") and new.endswith("rest\n") and "old" not in new and md in new
+    assert new.startswith("intro\n") and new.endswith("rest\n") and "old" not in new
+    section = new.split(C.LEDGER_START)[1].split(C.LEDGER_END)[0]
+    # the README gets the count table only (reproduced, partial, contradicted, inconclusive, not testable, diverged)
+    assert "| LG-Mix | 1 | 0 | 0 | 0 | 1 | 0 | 2 |" in section and "| FedPG | 1 | 0 | 0 | 0 | 0 | 0 | 1 |" in section
+    assert "A beats B" not in section, "the claims themselves belong on the site's ledger page"
+    assert f"]({C.SITE_LEDGER})" in section and (Path(__file__).resolve().parents[1] / C.SITE_LEDGER).exists()
+    assert "0123456789ab" not in section, "no commit ids in the README: check-outputs compares it across commits"
+    assert C.readme_with_ledger(new, tmp_path) == new
     pd.read_csv(tmp_path / "lgmix" / "claims.csv")  # plain CSV
 
 
 def test_repository_readme_holds_the_current_ledger():
-    """The README's results overview is the ledger generated from the committed claims CSVs."""
-    from pathlib import Path
-
+    """The README's results overview is the ledger's count table generated from the committed claims CSVs."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     try:
         expected = C.readme_with_ledger(readme)

@@ -443,19 +443,34 @@ def _md(table: pd.DataFrame) -> str:
 
 
 def ledger_markdown(root: str | Path | None = None) -> str:
-    """The ledger as Markdown: counts per paper, then every claim (the README's results overview)."""
+    """The ledger as Markdown: counts per paper, then every claim (``pflnb claims --markdown``)."""
     t = ledger(root)
     body = t[["paper", "claim", "paper value", "ours", "verdict"]]
     return _md(ledger_counts(t)) + "\n\n" + _md(body)
 
 
 LEDGER_START, LEDGER_END = "<!-- claims-ledger:start -->", "<!-- claims-ledger:end -->"
+# Where the README points for every claim: the site's ledger page (its source, and the page `make site` builds)
+SITE_LEDGER = "docs/ledger.md"
+SITE_LEDGER_HTML = "_site/html/ledger.html"
+
+
+def readme_ledger_markdown(root: str | Path | None = None) -> str:
+    """The README's results overview: the count of claims per paper and verdict, and where every claim is (the
+    site's ledger page, ``pflnb claims``). Deterministic: no dates, no commit ids (``pflnb check-outputs`` compares
+    it before and after a reproduction)."""
+    counts = _md(ledger_counts(ledger(root)))
+    return (
+        f"{counts}\n\n"
+        f"Every claim, with the paper's value, ours with its 90 % interval, the seeds and the verdict: the site's "
+        f"[claims ledger]({SITE_LEDGER}) (`make site`, then open `{SITE_LEDGER_HTML}`), or `pflnb claims`."
+    )
 
 
 def readme_with_ledger(readme: str, root: str | Path | None = None) -> str:
-    """``readme`` with the text between the ledger markers replaced by :func:`ledger_markdown`."""
+    """``readme`` with the text between the ledger markers replaced by :func:`readme_ledger_markdown`."""
     if LEDGER_START not in readme or LEDGER_END not in readme:
         raise ValueError(f"the README has no ledger markers {LEDGER_START} ... {LEDGER_END}")
     head, rest = readme.split(LEDGER_START, 1)
     _, tail = rest.split(LEDGER_END, 1)
-    return f"{head}{LEDGER_START}\n{ledger_markdown(root)}\n{LEDGER_END}{tail}"
+    return f"{head}{LEDGER_START}\n{readme_ledger_markdown(root)}\n{LEDGER_END}{tail}"
