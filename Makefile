@@ -1,5 +1,5 @@
-# pflnb: `make reproduce` runs every notebook on the cpu profile; `make test` runs the tests.
-# Both create the environment (.venv) and fetch the embedded data first when missing.
+# pflnb: `make reproduce` runs every notebook on the cpu profile; `make test` runs the tests; `make site` builds the site.
+# They create the environment (.venv) and fetch the embedded data first when missing.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -18,7 +18,7 @@ RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data test test-gpu unit notebooks lint format reproduce check-outputs ledger benchmark clean
+.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce check-outputs ledger site benchmark clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -37,6 +37,13 @@ data: ## install the real Fashion-MNIST (Debian package dataset-fashion-mnist) w
 	  || echo "note: could not install dataset-fashion-mnist; Fashion-MNIST falls back to \$$PFLNB_DATA or torchvision's download"; \
 	else echo "note: apt-get not available; Fashion-MNIST is read from \$$PFLNB_DATA or downloaded by torchvision"; fi
 
+browser: ## install Chromium and ChromeDriver (Debian packages) for the site's browser test where apt-get is allowed
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	  || echo "note: could not install chromium; the site's browser test will be skipped"; \
+	else echo "note: apt-get not available; install chromium and chromium-driver to run the site's browser test"; fi
+
 lint: env ## ruff check and format check
 	$(VENV)/bin/ruff check pflnb tests benchmarks
 	$(VENV)/bin/ruff format --check pflnb tests benchmarks
@@ -45,13 +52,15 @@ format: env ## apply ruff format and safe fixes
 	$(VENV)/bin/ruff check --fix pflnb tests benchmarks
 	$(VENV)/bin/ruff format pflnb tests benchmarks
 
-unit: env data ## unit tests (CPU; tests marked gpu skip without CUDA)
+# tests/test_site.py executes the notebooks at the smoke profile (executed/smoke/, when missing or older than the
+# notebooks), builds the site into _site/test/ and opens it in headless Chromium; screenshots: _site/test/screenshots/.
+unit: env data browser ## unit tests (CPU; tests marked gpu skip without CUDA) and the site in a headless browser
 	PFLNB_PROFILE=smoke $(PY) -m pytest -q tests
 
 notebooks: env data ## nbmake run of every notebook on the smoke profile
 	PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q --nbmake --nbmake-timeout=600 notebooks
 
-test: env data lint unit notebooks ## everything CI runs: lint, unit tests, smoke notebooks
+test: env data browser lint unit notebooks ## everything CI runs: lint, unit tests (the site in a browser included), smoke notebooks
 
 # Tests marked `gpu` (pytest -m gpu) need CUDA and skip without it: CPU/GPU agreement and determinism of every
 # method, every notebook at the smoke profile with PFLNB_DEVICE=cuda, and the first round of each paper profile
@@ -77,9 +86,14 @@ ledger: env ## print every paper's claims and verdicts; rewrite the README's res
 	$(VENV)/bin/pflnb claims --update-readme
 	$(VENV)/bin/pflnb claims
 
+# The site: executed/$(PROFILE)/ when every notebook is there (after `make reproduce`), else executed/smoke/ (executed
+# first when needed); claims and figures from figures/. Output in _site/html (git-ignored); no server needed to view it.
+site: env data ## build the static site (executed notebooks, claims ledger, guides, API reference) into _site/html
+	$(VENV)/bin/pflnb site --profile $(PROFILE)
+
 benchmark: env data ## client-steps per second and peak memory of the engine; serial vs worker-process batches
 	$(PY) benchmarks/engine_throughput.py --threads 1 2
 	$(PY) benchmarks/run_many_workers.py --workers 1 2
 
-clean: ## remove executed notebooks and cached results
-	rm -rf executed results .pytest_cache
+clean: ## remove executed notebooks, cached results and the built site
+	rm -rf executed results _site .pytest_cache
