@@ -16,6 +16,7 @@ exclude_patterns = ["_build", "_generated", "**.ipynb_checkpoints", "Thumbs.db",
 # MyST: $math$ in notebooks and pages, ::: fences, heading anchors for links to sections
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+myst_dmath_double_inline = True  # notebooks write $$...$$ inside paragraphs, as Jupyter allows
 suppress_warnings = ["myst.header"]  # notebooks start at "##" after their title in places
 
 # MyST-NB: render the executed notebooks as they are (never re-executed), streams merged

@@ -51,6 +51,12 @@ FORBIDDEN = {
     "an ANSI colour code": re.compile(r"\x1b\[|\[0;3\dm"),
 }
 
+# TeX left in a page's text: math that MyST did not parse (MathJax typesets only what it parsed)
+RAW_TEX = re.compile(r"\\(lambda|mathrm|mathbf|mathcal|frac|sum|Delta|eta|sigma|leftarrow|top|cdot|nabla|theta|gamma|alpha|mu)\b")
+_NOT_TEXT = re.compile(
+    r'<(script|style|pre|code)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', re.S
+)
+
 pytestmark = pytest.mark.site
 
 
@@ -146,6 +152,17 @@ def test_no_page_shows_a_traceback_an_error_cell_progress_residue_or_a_machine_p
         if str(ROOT) in text:
             found.append(f"{path.relative_to(site)}: the build machine's path {ROOT}")
     assert not found, "\n".join(found)
+
+
+def test_all_math_is_parsed(site):
+    """Every formula of the notebooks and pages reached MathJax: no TeX is left in the text outside math."""
+    found = []
+    for path in _html_pages(site):
+        if path.relative_to(site).parts[0] == "_modules":
+            continue
+        text = _NOT_TEXT.sub("", path.read_text(encoding="utf-8"))
+        found += [f"{path.relative_to(site)}: ...{text[max(0, m.start() - 60) : m.end()]}" for m in RAW_TEX.finditer(text)]
+    assert not found, "TeX outside math:\n" + "\n".join(found[:20])
 
 
 def test_pages_read_top_to_bottom(pages):
