@@ -1,7 +1,5 @@
 """Sphinx configuration of the pflnb site (``make site``; sources are staged by :mod:`pflnb.website`)."""
 
-import os
-
 import pflnb
 
 project = "pflnb"
@@ -30,23 +28,23 @@ autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_mock_imports = ["ray"]
 
-# Offline MathJax 2 (copied into _static/mathjax by the staging step; STIX web fonts are the ones shipped)
-if os.path.exists(os.path.join(os.path.dirname(__file__), "_static", "mathjax", "MathJax.js")):
-    mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
-    mathjax2_config = {
-        # MyST marks the page body tex2jax_ignore and the math it parsed with the class "math": typeset only that,
-        # and notebook outputs
-        "tex2jax": {
-            "inlineMath": [["\\(", "\\)"]],
-            "displayMath": [["\\[", "\\]"]],
-            "processEscapes": True,
-            "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
-            "processClass": "tex2jax_process|mathjax_process|math|output_area",
-        },
-        "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
-        "showMathMenu": False,
-        "messageStyle": "none",
-    }
+# Offline MathJax 2, copied into _static/mathjax by the staging step (pflnb.website.stage); STIX web fonts are the ones
+# shipped. The pages never load anything from the network.
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+mathjax2_config = {
+    # MyST marks the page body tex2jax_ignore and the math it parsed with the class "math": typeset only that,
+    # and notebook outputs
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processEscapes": True,
+        "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+    },
+    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
+    "showMathMenu": False,
+    "messageStyle": "none",
+}
 
 html_theme = "sphinx_book_theme"
 html_title = "pflnb: personalized federated learning, reproduced"

@@ -290,7 +290,11 @@ def main(argv: list[str] | None = None) -> int:
     p_cl = sub.add_parser("claims", help="the ledger: every paper's claims and verdicts from figures/<paper>/claims.csv")
     p_cl.add_argument("--figures", default=None, help="figures folder (default: the repository's figures/)")
     p_cl.add_argument("--markdown", action="store_true", help="print the ledger as Markdown")
-    p_cl.add_argument("--update-readme", action="store_true", help="write the ledger into README.md between its markers")
+    p_cl.add_argument(
+        "--update-readme",
+        action="store_true",
+        help="write the count table and a link to the site's ledger into README.md between its markers",
+    )
     p_chk = sub.add_parser(
         "check-outputs",
         help="compare the regenerated figures, claims CSVs and README ledger with a commit (after `pflnb reproduce`)",

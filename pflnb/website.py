@@ -532,8 +532,9 @@ def stage(
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(png, dest)
     mj = mathjax_dir()
-    if mj is not None:
-        shutil.copytree(mj, out / "_static" / "mathjax", ignore=shutil.ignore_patterns("localization"))
+    if mj is None:  # without it the pages would fetch MathJax from the network
+        raise FileNotFoundError("the site serves its own MathJax: install jupyter-server-mathjax (pinned; `make env`)")
+    shutil.copytree(mj, out / "_static" / "mathjax", ignore=shutil.ignore_patterns("localization"))
     return out
 
 
