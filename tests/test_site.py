@@ -5,7 +5,7 @@ when a notebook is missing there or older than its source), into ``_site/test/ht
 page: each internal link and image resolves, no page shows a traceback, an error cell, progress-bar residue or a path
 of the build machine, and the pages come in reading order. Then headless Chromium (Debian's ``chromium`` and
 ``chromium-driver``, installed by ``make browser``) opens the home page, a paper page, the ledger and a notebook:
-they render, their images load, their math is typeset, their verdicts are coloured; screenshots are saved in
+they render, their images load, their math is typeset, their verdicts are coloured, and search works; screenshots are saved in
 ``_site/test/screenshots/`` for a reviewer.
 """
 
@@ -288,7 +288,7 @@ def _check_rendered(driver, site: Path, name: str) -> str:
     return text
 
 
-def test_home_paper_page_ledger_and_notebook_render_in_chromium(site, browser):
+def test_home_paper_page_ledger_notebook_and_search_work_in_chromium(site, browser):
     shots = []
     _open(browser, site / "index.html")
     text = _check_rendered(browser, site, "index")
@@ -319,6 +319,14 @@ def test_home_paper_page_ledger_and_notebook_render_in_chromium(site, browser):
     figures = browser.execute_script("return document.querySelectorAll('.cell_output img').length")
     assert figures > 0, "the notebook's figures are shown inline"
     shots += _screenshot(browser, "notebook-01_lgmix")
+
+    # search works from the files too (the index is a script the page loads): a method name finds pages
+    browser.get((site / "search.html").as_uri() + "?q=FedBN")
+    deadline, found = time.time() + 30, 0
+    while time.time() < deadline and not found:
+        time.sleep(0.5)
+        found = browser.execute_script("return document.querySelectorAll('#search-results li, ul.search li').length")
+    assert found > 0, "searching the site for FedBN found nothing"
 
     for shot in shots:
         assert shot.stat().st_size > 10_000, f"{shot} looks empty"
