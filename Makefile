@@ -18,7 +18,8 @@ RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce check-outputs ledger site benchmark clean
+.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce check-outputs ledger site benchmark \
+	benchmark-gpu clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -94,6 +95,13 @@ site: env data ## build the static site (executed notebooks, claims ledger, guid
 benchmark: env data ## client-steps per second and peak memory of the engine; serial vs worker-process batches
 	$(PY) benchmarks/engine_throughput.py --threads 1 2
 	$(PY) benchmarks/run_many_workers.py --workers 1 2
+
+# The runner table on a GPU: sequential vs batched client-steps/s for the FedAvg CNN rows and one row per paper.
+benchmark-gpu: env ## on a CUDA machine: the client-runner table (benchmarks/runner_speedup.py) into benchmarks/results/
+	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make benchmark-gpu needs CUDA: torch.cuda.is_available() is False')"
+	@mkdir -p benchmarks/results
+	$(PY) benchmarks/runner_speedup.py --device cuda --rounds 3 --json benchmarks/results/runner_speedup_gpu.json \
+	  --out benchmarks/results/runner_speedup_gpu.md
 
 clean: ## remove executed notebooks, cached results and the built site
 	rm -rf executed results _site .pytest_cache

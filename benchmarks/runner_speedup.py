@@ -10,9 +10,14 @@ one round, the first is a warm-up and not timed); evaluation time per round is r
 runner also evaluates all clients together). Time is wall-clock time on CUDA (synchronized) and process CPU time
 on a CPU, where other processes sharing the cores would otherwise distort the wall clock.
 
-    python benchmarks/runner_speedup.py [--rounds 3] [--device auto] [--threads 1] [--only fmnist-10 ...]
+Plus one row per paper (``paper-<paper>``): the paper's main method at its notebook's cpu-profile setting, built by
+the paper's own config builder; a method the batched runner cannot run yet falls back to the sequential runner,
+and the runner's note saying so is printed under the table.
 
-Runs on whatever device is available (CUDA when present). Prints a Markdown table.
+    python benchmarks/runner_speedup.py [--rounds 3] [--device auto] [--threads 1] [--only fmnist-10 ...] [--out F]
+
+Runs on whatever device is available (CUDA when present). Prints a Markdown table (``--out``: also to a file;
+``make benchmark-gpu`` writes benchmarks/results/runner_speedup_gpu.md on a CUDA machine).
 """
 
 from __future__ import annotations
@@ -47,6 +52,27 @@ SETTINGS: dict[str, dict[str, Any]] = {
     ),
 }
 RUNNERS = ("sequential", "batched", "auto")
+
+
+def paper_config(name: str) -> Any:
+    """One row per paper: its main method at the notebook's cpu-profile setting (the paper's own config builder)."""
+    from pflnb.papers.fedco2 import experiments as co2
+    from pflnb.papers.fedfac import experiments as fac
+    from pflnb.papers.fedpg import experiments as pg
+    from pflnb.papers.lgmix import experiments as lg
+    from pflnb.papers.pmixfed import experiments as mix
+
+    builders = {
+        "paper-lgmix": lambda: lg.configs(lg.config("cpu"), ["LG-Mix"], [0])[0][1],
+        "paper-fedco2": lambda: co2.feature_skew_config("cpu").replace(method="fedco2"),
+        "paper-fedpg": lambda: pg.fedpg_config("cpu").replace(method="fedpg"),
+        "paper-pmixfed": lambda: mix.pmixfed_config("cpu", "fmnist"),
+        "paper-fedfac": lambda: fac.config_for(next(iter(fac.setting_configs("cpu").values())), "FedFac dynamic", 0),
+    }
+    return builders[name]()
+
+
+PAPERS = ("paper-lgmix", "paper-fedco2", "paper-fedpg", "paper-pmixfed", "paper-fedfac")
 
 
 def _rss_mb() -> float:
@@ -125,17 +151,20 @@ def bench(name: str, runner: str, rounds: int, device: str, threads: int) -> dic
     from pflnb.fl import make_runner, run_simulation
     from pflnb.models import build_model
 
-    spec = dict(SETTINGS[name])
-    method, dataset = spec.pop("method"), spec.pop("dataset")
     dev = pflnb.device(device)
-    cfg = profile_config("paper" if dataset == "fmnist" else "cpu", dataset, rounds=rounds, **spec)
-    cfg = cfg.replace(method=method, runner=runner, seed=0, device=str(dev))
+    if name in PAPERS:
+        cfg = paper_config(name).replace(rounds=rounds, eval_every=1)
+    else:
+        spec = dict(SETTINGS[name])
+        method, dataset = spec.pop("method"), spec.pop("dataset")
+        cfg = profile_config("paper" if dataset == "fmnist" else "cpu", dataset, rounds=rounds, **spec).replace(method=method)
+    cfg = cfg.replace(runner=runner, seed=0, device=str(dev))
     data = build_federated(cfg.data_spec(), seed=0)
 
     def model_fn() -> Any:
         return build_model(cfg.model, data.input_shape, data.num_classes)
 
-    algorithm = make_algorithm(method)
+    algorithm = make_algorithm(cfg.method, cfg.method_params)
     timed_runner = TimedRunner(make_runner(runner, algorithm, dev, model_fn()), dev.type == "cuda")
     if dev.type == "cuda":
         torch.cuda.synchronize()
@@ -143,13 +172,15 @@ def bench(name: str, runner: str, rounds: int, device: str, threads: int) -> dic
     with RSSPeak() as rss:
         record = run_simulation(algorithm, data, model_fn, cfg.settings(progress=False), runner=timed_runner)
     skip = 1 if rounds > 1 else 0
-    steps = sum(m["steps"] for r in record["rounds"][skip:] for m in r["client_metrics"].values())
+    # a client without SGD steps (FedPG) computes one full-split gradient a round: one step
+    steps = sum(m.get("steps", 1) for r in record["rounds"][skip:] for m in r["client_metrics"].values())
     local, evals = timed_runner.local[skip:], timed_runner.eval[skip:]
     peak = torch.cuda.max_memory_allocated() / 2**20 if dev.type == "cuda" else rss.peak - rss.start
     selected = len(record["rounds"][0]["selected"])
     return {
-        "setting": name,
+        "setting": name if name not in PAPERS else f"{name} ({cfg.method}, {cfg.dataset}, {cfg.model})",
         "runner": runner,
+        "notes": "; ".join(getattr(timed_runner, "notes", [])),
         "used": record["runner"]["name"],
         "clients_per_round": selected,
         "steps_per_client": steps / (selected * len(local)),
@@ -210,9 +241,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds per run; the first is a warm-up")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--only", nargs="*", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--only", nargs="*", default=[*SETTINGS, *PAPERS], choices=[*SETTINGS, *PAPERS])
     parser.add_argument("--runners", nargs="*", default=list(RUNNERS), choices=list(RUNNERS))
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    parser.add_argument("--out", default=None, help="also write the header line and the Markdown table to this file")
     args = parser.parse_args()
     rows = []
     t0 = time.perf_counter()
@@ -227,12 +259,19 @@ def main() -> None:
     first = next((r for res in rows for r in res.values() if "error" not in r), None)
     if first is None:
         return
-    print(
-        f"\ndevice: {first['device']}, torch {first['torch']}, threads {first['threads']}, clock: {first['clock']}, "
+    head = (
+        f"device: {first['device']}, torch {first['torch']}, threads {first['threads']}, clock: {first['clock']}, "
         f"rounds {args.rounds} ({'first untimed' if args.rounds > 1 else 'all timed'}), "
-        f"wall {time.perf_counter() - t0:.0f} s\n"
+        f"wall {time.perf_counter() - t0:.0f} s"
     )
-    print(table(rows, args.runners))
+    text = f"{head}\n\n{table(rows, args.runners)}\n"
+    notes = sorted({f"{r['setting']} [{r['runner']}]: {r['notes']}" for res in rows for r in res.values() if r.get("notes")})
+    if notes:
+        text += "\nrunner notes (fallbacks):\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+    print("\n" + text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -24,6 +25,18 @@ def figures_root() -> Path | None:
     """``$PFLNB_FIGURES`` as a folder when set (every profile's figures then go under it), else None."""
     env = os.environ.get("PFLNB_FIGURES")
     return Path(env) if env else None
+
+
+@contextlib.contextmanager
+def seeded_numpy(seed: int = 0) -> Iterator[None]:
+    """Run a plotting call with numpy's global generator seeded (seaborn's strip-plot jitter draws from it), so that
+    a figure is the same on every run; the caller's generator state is restored afterwards."""
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
 
 
 def figure_dir(paper: str, profile: str) -> Path:

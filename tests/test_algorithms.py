@@ -230,3 +230,37 @@ def test_fedmgda_direction_descends_every_client():
     for c in range(3):
         delta = S.flatten(S.sub(msgs[c]["state"], server["model"]), params).double()
         assert float(d @ delta) >= float(d @ d) * (1 - 1e-4)
+
+
+def test_variant_rows_are_the_base_with_other_defaults():
+    """A registry row (name, base, parameters, description) is the base method with those defaults, nothing more."""
+    import dataclasses
+
+    from pflnb.algorithms import get_algorithm_class
+    from pflnb.algorithms.partial import PartialFedAvg
+    from pflnb.algorithms.registry import REGISTRY, variant
+
+    rows = {
+        "fedbn": (PartialFedAvg, {"bn": "local"}),
+        "fedrep": (PartialFedAvg, {"personal": "head", "mode": "alt", "personal_epochs": 5}),
+        "lg-fedavg": (PartialFedAvg, {"personal": "body"}),
+        "fedbabu": (PartialFedAvg, {"frozen": "head", "ft_epochs": 1}),
+        "s-fedpg": (get_algorithm_class("fedpg"), {"line_search": True}),
+        "pmixfed-dynamic": (get_algorithm_class("pmixfed"), {"mu_mode": "fixed"}),
+        "fedco2-label": (get_algorithm_class("fedco2"), {"intra": "none", "inter": "none", "weights": "n_samples"}),
+    }
+    for name, (base, changed) in rows.items():
+        cls = get_algorithm_class(name)
+        assert cls.__bases__ == (base,) and cls.name == name
+        assert vars(cls).keys() <= {"name", "Params", "__doc__", "__module__", "personalized", "__dict__", "__weakref__"}
+        want = {**dataclasses.asdict(base.Params()), **changed}
+        assert dataclasses.asdict(cls.Params()) == want
+        assert cls.from_dict({}).params == cls.Params()
+    assert get_algorithm_class("fedavg").personalized is False and get_algorithm_class("fedbn").personalized is True
+    assert get_algorithm_class("lg-fedavg").__name__ == "LGFedAvg"
+    assert get_algorithm_class("fedprox").from_dict({"mu": 0.5}).params.mu == 0.5  # rows take parameters as any method
+    with pytest.raises(ValueError, match="no parameter"):
+        variant("bad-row", PartialFedAvg, "Bad: a row.", nonsense=1)
+    with pytest.raises(ValueError):
+        variant("bad-mode", PartialFedAvg, "BadMode: a row.", mode="sideways")  # defaults are validated
+    assert "bad-row" not in REGISTRY and "bad-mode" not in REGISTRY

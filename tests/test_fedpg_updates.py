@@ -2,6 +2,7 @@
 Eq. 8 under every switch value, and the min-norm solver's scale awareness (issue 13 items 2, 7, 8)."""
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -237,6 +238,49 @@ def test_sfedpg_armijo_step_matches_hand_computed_backtracking(data_seed, expect
     for k, c in enumerate(online):  # P-models use the line-searched step (A6)
         gam = _expected_gamma(g, ghat[k], d, k)
         assert torch.allclose(_flat_state(pms[c]), wt + eta * (d + gam * (-ghat[k] - d)), rtol=0, atol=1e-10)
+
+
+# the F condition of Eq. 9 deciding alone: losses as plain numbers along ω^t + η d (a table keyed by η), two clients
+# with L = (1, 2) and g_i·d = (−0.2, −1), β = 1/2, start 2^1 η = 2. At η = 2 both clients pass Armijo while
+# F(new) − F(ω^t) lies strictly between the two signed thresholds β η ∇F·d < 0 < −β η ∇F·d: the paper's rule rejects
+# (a flipped sign, or a client-only test, accepts η = 2); at η = 1 both conditions hold.
+ARMIJO_L, ARMIJO_GD, ARMIJO_BETA = np.array([1.0, 2.0]), np.array([-0.2, -1.0]), 0.5
+
+
+def _fair_np(L: np.ndarray) -> float:
+    """F = −(Σ L_i)/(‖L‖ √n) (Eq. 3)."""
+    return float(-L.sum() / (np.linalg.norm(L) * np.sqrt(L.size)))
+
+
+def _fair_weights_np(L: np.ndarray) -> np.ndarray:
+    """h = ∂F/∂L: ∂/∂L_i of −(Σ L)/(‖L‖√n) = −1/(‖L‖√n) + (Σ L) L_i/(‖L‖³√n); ∇F·d = Σ_i h_i g_i·d."""
+    nL, rn = np.linalg.norm(L), np.sqrt(L.size)
+    return -1.0 / (nL * rn) + L.sum() * L / (nL**3 * rn)
+
+
+@pytest.mark.parametrize("first_trial", [[0.45, 0.9], [0.46, 0.9], [0.44, 0.9]])  # ΔF = 0, < 0, > 0
+@pytest.mark.parametrize("armijo,fair_used", [("paper", True), ("clients", True), ("paper", False)])
+def test_sfedpg_f_armijo_alone_rejects_a_step_between_the_signed_thresholds(first_trial, armijo, fair_used):
+    L, gd, beta = ARMIJO_L, ARMIJO_GD, ARMIJO_BETA
+    h = _fair_weights_np(L)
+    Fd = float(h @ gd)
+    table = {2.0: np.array(first_trial), 1.0: np.array([0.85, 1.2]), 0.5: np.array([0.95, 1.8])}
+    # the construction: at η = 2 every client passes and ΔF is strictly inside (β η ∇F·d, −β η ∇F·d); at η = 1 all pass
+    eta0 = 2.0
+    assert Fd < 0 and np.all(table[eta0] < L + beta * eta0 * gd)
+    dF = _fair_np(table[eta0]) - _fair_np(L)
+    assert beta * eta0 * Fd < dF < -beta * eta0 * Fd
+    assert np.all(table[1.0] < L + beta * gd) and _fair_np(table[1.0]) - _fair_np(L) < beta * Fd
+    algo = make_algorithm("s-fedpg", {"s": 1, "beta": beta, "armijo": armijo})
+    algo._with_flat = lambda ctx, base, vec: float(vec[0])  # the "model" is η itself (w0 = 0, d = 1)
+    algo._losses = lambda ctx, eta, cids: table[eta].copy()
+    D = SimpleNamespace(sigma=1.0, h=h if fair_used else np.zeros(2), fair_used=fair_used)
+    eta, newL, info = algo._line_search(
+        None, None, torch.zeros(1, dtype=torch.float64), torch.ones(1, dtype=torch.float64), [0, 1], L, gd, D, 1.0
+    )
+    expected = 1.0 if (armijo == "paper" and fair_used) else 2.0  # F enters Eq. 9 only when it is a column of Q
+    assert eta == expected and info == {"armijo_ok": True, "ls_trials": 2 if expected == 1.0 else 1}
+    assert np.array_equal(newL, table[expected])
 
 
 # ----------------------------------------------------------------------- item 2: Eq. 8 under every switch value

@@ -194,3 +194,31 @@ def test_bars_mode_is_tqdm_and_bad_modes_fail(monkeypatch):
     monkeypatch.setenv(progress.MODE_ENV, "loud")
     with pytest.raises(ValueError, match="PFLNB_PROGRESS_MODE"):
         progress.tqdm(range(2))
+
+
+def test_strip_plot_jitter_repeats_and_leaves_the_callers_generator_alone():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pflnb.papers.fedco2 import plots as P
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"model": np.repeat(["Fed-CO2", "online"], 30), "test_acc": rng.uniform(0.5, 1, 60)})
+
+    def render() -> bytes:
+        ax = P.component_boxes(df)
+        buf = io.BytesIO()
+        ax.figure.savefig(buf, format="png")
+        plt.close(ax.figure)
+        return buf.getvalue()
+
+    np.random.seed(1)
+    first = render()
+    after = np.random.rand()
+    np.random.seed(2)
+    second = render()
+    assert O.same_pixels(first, second)
+    np.random.seed(1)
+    assert np.random.rand() == after  # the jitter did not consume the caller's draws

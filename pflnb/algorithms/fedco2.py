@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pflnb.algorithms.partial import PartialFedAvg, PartialParams, _check_spec, layer_split_keys
-from pflnb.algorithms.registry import register
+from pflnb.algorithms.registry import register, variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
 from pflnb.fl.engine import derive_seed
@@ -341,19 +341,12 @@ class FedCO2(PartialFedAvg):
         return out
 
 
-@dataclass(frozen=True)
-class FedCO2LabelParams(FedCO2Params):
-    """Fed-CO2 for label skew only (Algorithm 2): no knowledge transfer, sample-size weights."""
-
-    intra: str = "none"
-    inter: str = "none"
-    weights: str = "n_samples"
-
-
-@register
-class FedCO2Label(FedCO2):
-    """Fed-CO2 with label skew only (Algorithm 2): online FedBN model and offline local model trained
-    independently on the same minibatches; prediction = sum of logits."""
-
-    name = "fedco2-label"
-    Params = FedCO2LabelParams
+FedCO2Label = variant(
+    "fedco2-label",
+    FedCO2,
+    "Fed-CO2-Label (Algorithm 2): Fed-CO2 for label skew only: online FedBN model and offline local model trained "
+    "independently on the same minibatches, no knowledge transfer, sample-size weights; prediction = sum of logits.",
+    intra="none",
+    inter="none",
+    weights="n_samples",
+)

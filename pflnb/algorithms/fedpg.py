@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from pflnb.algorithms.registry import register
+from pflnb.algorithms.registry import register, variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.plan import LocalPlan, Phase, PlanResult, full_gradient
@@ -338,16 +338,4 @@ class FedPG(Algorithm):
         return dict(server.get("internals", {}))
 
 
-@dataclass(frozen=True)
-class SFedPGParams(FedPGParams):
-    """S-FedPG: FedPG with the Armijo line search on the step size (Eq. 9)."""
-
-    line_search: bool = True
-
-
-@register
-class SFedPG(FedPG):
-    """S-FedPG: FedPG with the Armijo line search on the step size (Eq. 9)."""
-
-    name = "s-fedpg"
-    Params = SFedPGParams
+SFedPG = variant("s-fedpg", FedPG, "S-FedPG: FedPG with the Armijo line search on the step size (Eq. 9).", line_search=True)

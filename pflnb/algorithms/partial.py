@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from torch import nn
 
-from pflnb.algorithms.registry import register
+from pflnb.algorithms.registry import variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.plan import LocalPlan, Phase, PlanResult, Prox, prox_regularizer, run_phase
@@ -228,14 +228,6 @@ class PartialFedAvg(Algorithm):
             return S.update(server["model"], server["personal_avg"])
         return server["model"]
 
-    def finetune(self, ctx: Any, model: nn.Module, data: Any, key: Any) -> nn.Module:
-        """Fine-tune ``model`` in place for ``ft_epochs`` on ``data`` (the ``ft_part`` entries)."""
-        if self.params.ft_epochs > 0:
-            keys = layer_split_keys(ctx.layers, ctx.head_keys, self.params.ft_part)
-            params = [p for n, p in model.named_parameters() if n in set(keys)]
-            train_epochs(model, data, ctx.optim, ctx.generator("finetune", key), self.params.ft_epochs, params)
-        return model
-
     def eval_state(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> S.State:
         """The client's model (server entries with its personal entries)."""
         return self.client_state(server, client)
@@ -265,170 +257,56 @@ class PartialFedAvg(Algorithm):
         return model
 
 
-@dataclass(frozen=True)
-class FedAvgParams(PartialParams):
-    """FedAvg (McMahan et al. 2017): every entry averaged, BN included."""
-
-
-@register
-class FedAvg(PartialFedAvg):
-    """FedAvg (McMahan et al. 2017): every entry averaged, BN included."""
-
-    name = "fedavg"
-    Params = FedAvgParams
-    personalized = False
-
-
-@dataclass(frozen=True)
-class FedBNParams(PartialParams):
-    """FedBN (Li et al. 2021): normalization entries (affine and running statistics) stay local."""
-
-    bn: str = "local"
-
-
-@register
-class FedBN(PartialFedAvg):
-    """FedBN (Li et al. 2021): normalization entries (affine and running statistics) stay local."""
-
-    name = "fedbn"
-    Params = FedBNParams
-
-
-@dataclass(frozen=True)
-class FedProxParams(PartialParams):
-    """FedProx (Li et al. 2020): FedAvg plus (mu/2)·‖w − w_g‖² in local training."""
-
-    mu: float = 0.01
-
-
-@register
-class FedProx(PartialFedAvg):
-    """FedProx (Li et al. 2020): FedAvg plus (mu/2)·‖w − w_g‖² in local training."""
-
-    name = "fedprox"
-    Params = FedProxParams
-    personalized = False
-
-
-@dataclass(frozen=True)
-class FedAvgFTParams(PartialParams):
-    """FedAvg-FT: the global model fine-tuned for ft_epochs on each client before evaluation."""
-
-    ft_epochs: int = 1
-
-
-@register
-class FedAvgFT(PartialFedAvg):
-    """FedAvg-FT: the global model fine-tuned for ft_epochs on each client before evaluation."""
-
-    name = "fedavg-ft"
-    Params = FedAvgFTParams
-
-
-@dataclass(frozen=True)
-class FedPerParams(PartialParams):
-    """FedPer (Arivazhagan et al. 2019): shared body, personal head, trained together."""
-
-    personal: str = "head"
-
-
-@register
-class FedPer(PartialFedAvg):
-    """FedPer (Arivazhagan et al. 2019): shared body, personal head, trained together."""
-
-    name = "fedper"
-    Params = FedPerParams
-
-
-@dataclass(frozen=True)
-class FedRepParams(PartialParams):
-    """FedRep (Collins et al. 2021): personal head trained first (personal_epochs), then the shared body."""
-
-    personal: str = "head"
-    mode: str = "alt"
-    personal_epochs: int = 5
-
-
-@register
-class FedRep(PartialFedAvg):
-    """FedRep (Collins et al. 2021): personal head trained first (personal_epochs), then the shared body."""
-
-    name = "fedrep"
-    Params = FedRepParams
-
-
-@dataclass(frozen=True)
-class FedAltParams(PartialParams):
-    """FedAlt (Pillutla et al. 2022): alternating updates, personal part first, then the shared part."""
-
-    personal: str = "head"
-    mode: str = "alt"
-
-
-@register
-class FedAlt(PartialFedAvg):
-    """FedAlt (Pillutla et al. 2022): alternating updates, personal part first, then the shared part."""
-
-    name = "fedalt"
-    Params = FedAltParams
-
-
-@dataclass(frozen=True)
-class FedSimParams(PartialParams):
-    """FedSim (Pillutla et al. 2022): simultaneous updates of personal and shared parts."""
-
-    personal: str = "head"
-
-
-@register
-class FedSim(PartialFedAvg):
-    """FedSim (Pillutla et al. 2022): simultaneous updates of personal and shared parts."""
-
-    name = "fedsim"
-    Params = FedSimParams
-
-
-@dataclass(frozen=True)
-class LGFedAvgParams(PartialParams):
-    """LG-FedAvg (Liang et al. 2020): personal lower layers (the body), shared head."""
-
-    personal: str = "body"
-
-
-@register
-class LGFedAvg(PartialFedAvg):
-    """LG-FedAvg (Liang et al. 2020): personal lower layers (the body), shared head."""
-
-    name = "lg-fedavg"
-    Params = LGFedAvgParams
-
-
-@dataclass(frozen=True)
-class FedBABUParams(PartialParams):
-    """FedBABU (Oh et al. 2022): head frozen at its random init during federation, fine-tuned before evaluation."""
-
-    frozen: str = "head"
-    ft_epochs: int = 1
-
-
-@register
-class FedBABU(PartialFedAvg):
-    """FedBABU (Oh et al. 2022): head frozen at its random init during federation, fine-tuned before evaluation."""
-
-    name = "fedbabu"
-    Params = FedBABUParams
-
-
-@dataclass(frozen=True)
-class LocalParams(PartialParams):
-    """Local training only: every entry is personal, nothing is sent."""
-
-    personal: str = "all"
-
-
-@register
-class Local(PartialFedAvg):
-    """Local training only: every entry is personal, nothing is sent."""
-
-    name = "local"
-    Params = LocalParams
+# ---- the registered members of the family: one row each (name, base, parameters, description) ------------------
+FedAvg = variant("fedavg", PartialFedAvg, "FedAvg (McMahan et al. 2017): every entry averaged, BN included.", personalized=False)
+FedBN = variant(
+    "fedbn",
+    PartialFedAvg,
+    "FedBN (Li et al. 2021): normalization entries (affine and running statistics) stay local.",
+    bn="local",
+)
+FedProx = variant(
+    "fedprox",
+    PartialFedAvg,
+    "FedProx (Li et al. 2020): FedAvg plus (mu/2)·‖w − w_g‖² in local training.",
+    personalized=False,
+    mu=0.01,
+)
+FedAvgFT = variant(
+    "fedavg-ft",
+    PartialFedAvg,
+    "FedAvg-FT: the global model fine-tuned for ft_epochs on each client before evaluation.",
+    ft_epochs=1,
+)
+FedPer = variant(
+    "fedper", PartialFedAvg, "FedPer (Arivazhagan et al. 2019): shared body, personal head, trained together.", personal="head"
+)
+FedRep = variant(
+    "fedrep",
+    PartialFedAvg,
+    "FedRep (Collins et al. 2021): personal head trained first (personal_epochs), then the shared body.",
+    personal="head",
+    mode="alt",
+    personal_epochs=5,
+)
+FedAlt = variant(
+    "fedalt",
+    PartialFedAvg,
+    "FedAlt (Pillutla et al. 2022): alternating updates, personal part first, then the shared part.",
+    personal="head",
+    mode="alt",
+)
+FedSim = variant(
+    "fedsim", PartialFedAvg, "FedSim (Pillutla et al. 2022): simultaneous updates of personal and shared parts.", personal="head"
+)
+LGFedAvg = variant(
+    "lg-fedavg", PartialFedAvg, "LG-FedAvg (Liang et al. 2020): personal lower layers (the body), shared head.", personal="body"
+)
+FedBABU = variant(
+    "fedbabu",
+    PartialFedAvg,
+    "FedBABU (Oh et al. 2022): head frozen at its random init during federation, fine-tuned before evaluation.",
+    frozen="head",
+    ft_epochs=1,
+)
+Local = variant("local", PartialFedAvg, "Local training only: every entry is personal, nothing is sent.", personal="all")

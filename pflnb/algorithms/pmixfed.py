@@ -34,8 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from pflnb.algorithms.partial import FedSim, FedSimParams, _check_spec, aggregation_weights, layer_split_keys
-from pflnb.algorithms.registry import register
+from pflnb.algorithms.partial import FedSim, _check_spec, aggregation_weights, layer_split_keys
+from pflnb.algorithms.registry import register, variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.plan import LocalPlan, Phase, PlanResult
@@ -290,23 +290,16 @@ class PMixFed(Algorithm):
         return {k: server[k] for k in ("mu_agg", "acc_global", "lam_agg") if k in server}
 
 
-@dataclass(frozen=True)
-class PMixFedDynamicParams(PMixFedParams):
-    """pMixFed-Dynamic (§5.1): the Eq. 7 layer-wise λ with a constant μ = mu0 (no accuracy feedback)."""
-
-    mu_mode: str = "fixed"
-
-
-@register
-class PMixFedDynamic(PMixFed):
-    """pMixFed-Dynamic (§5.1): the Eq. 7 layer-wise λ with a constant μ = mu0 (no accuracy feedback)."""
-
-    name = "pmixfed-dynamic"
-    Params = PMixFedDynamicParams
+PMixFedDynamic = variant(
+    "pmixfed-dynamic",
+    PMixFed,
+    "pMixFed-Dynamic (§5.1): the Eq. 7 layer-wise λ with a constant μ = mu0 (no accuracy feedback).",
+    mu_mode="fixed",
+)
 
 
 @dataclass(frozen=True)
-class FedSimShockParams(FedSimParams):
+class FedSimShockParams(FedSim.Params):
     """FedSim with a forced collapse: the global model's ``shock_part`` re-initialised after ``shock_round``."""
 
     shock_round: int = 0

@@ -1,7 +1,15 @@
-"""One registry of methods: short name → Algorithm class."""
+"""One registry of methods: short name → Algorithm class.
+
+A method with its own update rule is a class (``@register``); a method that differs from another only in its
+default parameters is a row, :func:`variant` (name, base method, parameters, description), so the registry
+reads as a table.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import sys
 from typing import Any
 
 from pflnb.fl.algorithm import Algorithm
@@ -17,6 +25,37 @@ def register(cls: type[Algorithm]) -> type[Algorithm]:
         raise ValueError(f"method name {cls.name!r} registered twice")
     REGISTRY[cls.name] = cls
     return cls
+
+
+def variant(name: str, base: type[Algorithm], doc: str, *, personalized: bool | None = None, **defaults: Any) -> type:
+    """Register method ``name``: ``base`` with other default parameters ``defaults`` (validated against
+    ``base.Params``), described by ``doc``, which starts with the method's name ("FedBN (Li et al. 2021): …"; the
+    class is named after it, LG-FedAvg → ``LGFedAvg``); ``personalized`` overrides the base's flag. Returns the
+    class, for the calling module to bind to that name; nothing else is written beside the row."""
+    fields = {f.name: f for f in dataclasses.fields(base.Params)}
+    unknown = set(defaults) - set(fields)
+    if unknown:
+        raise ValueError(f"variant {name!r}: {base.__name__} has no parameter(s) {sorted(unknown)}; it has {sorted(fields)}")
+    module = sys._getframe(1).f_globals.get("__name__", base.__module__)
+    title = re.split(r"[\s:(]", doc.strip(), maxsplit=1)[0].replace("-", "")  # "LG-FedAvg (Liang …" → LGFedAvg
+    title = title[:1].upper() + title[1:]
+    if not title.isidentifier():
+        raise ValueError(f"variant {name!r}: its description must start with the method's name, got {doc[:40]!r}")
+    params = dataclasses.make_dataclass(
+        f"{title}Params",
+        [(k, fields[k].type, dataclasses.field(default=v)) for k, v in defaults.items()],
+        bases=(base.Params,),
+        frozen=True,
+        namespace={"__doc__": doc, "__module__": module},
+    )
+    attrs: dict[str, Any] = {"name": name, "Params": params, "__doc__": doc, "__module__": module}
+    if personalized is not None:
+        attrs["personalized"] = personalized
+    cls = type(title, (base,), attrs)
+    cls.Params()  # the defaults must build (and validate, where the Params can)
+    if hasattr(cls.Params, "validate"):
+        cls.Params().validate()
+    return register(cls)
 
 
 def get_algorithm_class(name: str) -> type[Algorithm]:

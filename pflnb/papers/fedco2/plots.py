@@ -8,7 +8,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.patches import Rectangle
 
-from pflnb.plots import set_style
+from pflnb.plots import seeded_numpy, set_style
 
 
 def gram_spectra(spec: pd.DataFrame, V_on: np.ndarray, cid: np.ndarray, title: str = "") -> plt.Figure:
@@ -17,7 +17,7 @@ def gram_spectra(spec: pd.DataFrame, V_on: np.ndarray, cid: np.ndarray, title: s
     set_style()
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2), gridspec_kw={"width_ratios": [1.2, 1.2, 1]})
     for ax, col, label in ((axes[0], "lambda_min", "λ_min"), (axes[1], "inv_cond", "κ⁻¹ = λ_min/λ_max")):
-        sns.barplot(data=spec, x="data", y=col, hue="kernel", ax=ax)
+        sns.barplot(data=spec, x="data", y=col, hue="kernel", ax=ax, seed=0)
         ax.set_yscale("log")
         ax.set_ylabel(label + " (log scale)")
         ax.set_title(label)
@@ -120,7 +120,7 @@ def reported_bars(reported: pd.DataFrame, ax: plt.Axes | None = None, title: str
     set_style()
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 4))
-    sns.barplot(data=reported, y="method", x="accuracy", color="grey", ax=ax)
+    sns.barplot(data=reported, y="method", x="accuracy", color="grey", ax=ax, seed=0)
     lo = float(reported["accuracy"].min())
     ax.set_xlim(max(0.0, lo - 10), min(100.0, float(reported["accuracy"].max()) + 3))
     ax.set_xlabel("accuracy (%)")
@@ -137,7 +137,8 @@ def component_boxes(df: pd.DataFrame, ax: plt.Axes | None = None, title: str = "
         _, ax = plt.subplots(figsize=(6, 4))
     d = df.assign(acc=100 * df["test_acc"])
     sns.boxplot(data=d, x="model", y="acc", ax=ax, showmeans=True, meanprops={"marker": "D", "markerfacecolor": "white"})
-    sns.stripplot(data=d, x="model", y="acc", ax=ax, color="k", size=3, alpha=0.6)
+    with seeded_numpy():  # seaborn jitters the dots with numpy's global generator: fix it so the figure repeats
+        sns.stripplot(data=d, x="model", y="acc", ax=ax, color="k", size=3, alpha=0.6)
     ax.set_ylabel("per-client test accuracy (%)")
     ax.set_xlabel("")
     ax.set_title(title)

@@ -19,7 +19,7 @@ def direction_bars(G: np.ndarray, dirs: dict[str, np.ndarray], fair_grad: np.nda
             rows.append({"method": name, "objective": f"client {i + 1}", "value": v})
         rows.append({"method": name, "objective": "F (fair)", "value": float(fair_grad @ d)})
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
-    sns.barplot(data=pd.DataFrame(rows), x="method", y="value", hue="objective", ax=ax)
+    sns.barplot(data=pd.DataFrame(rows), x="method", y="value", hue="objective", ax=ax, seed=0)
     ax.axhline(0, color="k", lw=0.8)
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_ylabel("g·d  (< 0: descent; symlog)")
@@ -32,7 +32,7 @@ def descent_probability(df: pd.DataFrame) -> plt.Figure:
     """Fraction of random instances where each method's direction is common descent, per (m, D) cell."""
     set_style()
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    sns.barplot(data=df, x="cell", y="probability", hue="method", ax=ax)
+    sns.barplot(data=df, x="cell", y="probability", hue="method", ax=ax, seed=0)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("(clients m, dimension D)")
     ax.set_ylabel("P(g_i·d < 0 for all i)")
