@@ -176,12 +176,26 @@ def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
     except RunsFailed as err:  # the finished runs are cached; show them, then what failed
         if any(err.records):
             _print_results([r for r in err.records if r is not None])
+            _report_not_cached(err.records)
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 1
-    return EXIT_DIVERGED if _print_results(records) else 0
+    diverged = _print_results(records)
+    if _report_not_cached(records):
+        return EXIT_NOT_CACHED
+    return EXIT_DIVERGED if diverged else 0
+
+
+def _report_not_cached(records: list[dict[str, Any] | None]) -> int:
+    """Name every finished run whose record could not be cached (its result was printed above); return how many."""
+    lost = [r for r in records if r is not None and r.get("not_cached")]
+    for r in lost:
+        cfg = r["config"]
+        print(f"pflnb: error: {cfg['method']} seed {cfg['seed']} finished, but {r['not_cached']}", file=sys.stderr)
+    return len(lost)
 
 
 EXIT_DIVERGED = 3  # exit status when a run diverged (recorded as diverged, never as a result)
+EXIT_NOT_CACHED = 4  # exit status when a finished run's record could not be written to the results cache
 
 # Thread variables the notebook kernels inherit: their own torch and numpy work (theory, tables) then runs with a
 # fixed thread count, like every run (whose count is its config's ``threads``).
@@ -314,11 +328,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import warnings
 
-    from pflnb.experiments.run import RunDivergedWarning
+    from pflnb.experiments.run import RecordNotCachedWarning, RunDivergedWarning
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RunDivergedWarning)  # the CLI names diverged runs itself, after the table
+            warnings.simplefilter("ignore", RecordNotCachedWarning)  # likewise runs whose record could not be cached
             if args.command == "list":
                 return _cmd_list(args)
             if args.command == "run":
@@ -332,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "site":
                 return _cmd_site(args)
             return _cmd_reproduce_on_backend(args)
-    except (ValueError, FileNotFoundError, DataUnavailable) as err:
+    except (ValueError, FileNotFoundError, ConnectionError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2
 

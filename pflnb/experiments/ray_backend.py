@@ -15,7 +15,9 @@ Environment defaults, read when the arguments are left out (notebooks set nothin
   starts a local Ray instance sized to this machine (or joins ``RAY_ADDRESS`` if Ray's own variable is set);
 - ``PFLNB_RAY_CPUS`` / ``PFLNB_RAY_GPUS``: the CPUs and GPUs (a fraction shares one GPU) each run asks for
   (default 1 CPU, no GPU);
-- ``PFLNB_RAY_RETRIES``: how often a run whose worker process died is started again (default 2).
+- ``PFLNB_RAY_RETRIES``: how often a run whose worker process died is started again (default 2);
+- ``PFLNB_RAY_CONNECT_TIMEOUT``: seconds to wait for a cluster's address to answer before giving up with one clear
+  error (default 30).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ DEFAULT_MAX_RETRIES = 2
 # Ray's raylet waits about 15 s for its helper processes (Python) to report their ports and aborts past that; on a
 # machine whose cores are shared by many jobs that can happen, and the next start usually makes it.
 START_ATTEMPTS = 3
+DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds: how long an address may stay unreachable before the sweep gives up
 Resources = dict[str, Any] | Callable[[ExperimentConfig], dict[str, Any]]
 
 # Set when this process started the local Ray instance (then a run asking for more than it has can never start).
@@ -146,7 +149,7 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
     if ray.is_initialized():
         return
     if address:
-        ray.init(address=address, logging_level=logging.WARNING)
+        _join(ray, address)
         return
     if num_cpus is not None and num_cpus < 1:
         raise ValueError(f"num_cpus must be >= 1, got {num_cpus}")
@@ -166,6 +169,64 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
             _stop_partial_start()
             warnings.warn(f"Ray's local start timed out (busy machine?); attempt {attempt + 1} of {START_ATTEMPTS}", stacklevel=2)
     _started_local = not joins_env_cluster
+
+
+def connect_timeout() -> float:
+    """Seconds to wait for a cluster address to answer: ``$PFLNB_RAY_CONNECT_TIMEOUT`` if set, else 30."""
+    t = _env_float("PFLNB_RAY_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT)
+    if not t > 0:
+        raise ValueError(f"PFLNB_RAY_CONNECT_TIMEOUT must be > 0 seconds, got {t}")
+    return t
+
+
+def cannot_connect(address: str, reason: str) -> ConnectionError:
+    """The one error for a cluster that cannot be reached: the address, why, and what to check."""
+    return ConnectionError(
+        f"cannot reach the Ray cluster at {address!r}: {reason}. Check that a head node runs there (`ray start --head` "
+        "prints its address), that the host and port are right and open (a head's GCS port is 6379 by default), and use "
+        "ray://HOST:10001 for a Ray Client connection; PFLNB_RAY_CONNECT_TIMEOUT sets how long to wait"
+    )
+
+
+def host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of ``host:port`` or ``ray://host:port`` (None for ``auto``); a malformed address is an error."""
+    if address == "auto":
+        return None
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"Ray address must be auto, HOST:PORT or ray://HOST:PORT, got {address!r}")
+    return host.strip("[]"), int(port)
+
+
+def wait_reachable(address: str, timeout: float) -> None:
+    """Return once ``address`` accepts a TCP connection, retrying until ``timeout`` seconds have passed; then raise
+    :func:`cannot_connect` (Ray itself would retry for minutes, printing only its own warnings)."""
+    import socket
+    import time
+
+    hp = host_port(address)
+    if hp is None:
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(hp, timeout=min(5.0, timeout)):
+                return
+        except OSError as err:
+            if time.monotonic() >= deadline:
+                raise cannot_connect(address, f"no answer within {timeout:g} s ({err.strerror or err})") from None
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+
+def _join(ray: Any, address: str) -> None:
+    """``ray.init(address=...)`` after checking, within :func:`connect_timeout`, that the address answers; a failure
+    to join raises :func:`cannot_connect` instead of Ray's own traceback."""
+    wait_reachable(address, connect_timeout())
+    try:
+        ray.init(address=address, logging_level=logging.WARNING)
+    except (ConnectionError, TimeoutError, RuntimeError) as err:
+        raise cannot_connect(address, str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__) from None
 
 
 def _stop_partial_start() -> None:
@@ -260,7 +321,8 @@ def run_many_ray(
     ``kwargs`` go to :func:`~pflnb.experiments.run.run` in each task. Raises :class:`RunsFailed` at the end
     when any run failed, after every finished one was cached.
     """
-    from pflnb.experiments.run import cache_path, run, write_record
+    from pflnb.experiments.run import _cache as cache_record
+    from pflnb.experiments.run import cache_path, check_results_root, report_not_cached, run
 
     if kwargs.get("keep_final"):
         raise ValueError("keep_final is not supported with backend='ray' (final states stay on the workers); use backend='local'")
@@ -271,6 +333,9 @@ def run_many_ray(
     cache, force, root = kwargs.get("cache", True), kwargs.get("force", False), kwargs.get("root")
     todo = [i for i, c in enumerate(configs) if not (cache and not force and cache_path(c, root).exists())]
     per_run = {i: check_resources(resource_fn(configs[i])) for i in todo}
+    if cache:
+        for folder in sorted({cache_path(configs[i], root).parent for i in todo}):
+            check_results_root(folder)  # the driver writes every record: check before any task starts
     out: list[dict[str, Any] | None] = [None] * len(configs)
     failures: list[dict[str, Any]] = []
     with tqdm(total=len(configs), desc="runs (ray)", disable=not progress) as bar:
@@ -308,7 +373,7 @@ def run_many_ray(
                     if payload["ok"]:
                         record = payload["record"]
                         if cache:
-                            write_record(cache_path(cfg, root), record)
+                            cache_record(cache_path(cfg, root), record)
                         out[i] = record
                     else:
                         failures.append({"index": i, "config": cfg.to_dict(), "key": cfg.key(), "error": payload["error"]})
@@ -320,5 +385,7 @@ def run_many_ray(
                 ray.cancel(ref, force=True)
             raise
     if failures:
+        report_not_cached(out)
         raise RunsFailed(sorted(failures, key=lambda f: f["index"]), out)
+    report_not_cached(out)
     return out  # type: ignore[return-value]

@@ -60,6 +60,61 @@ class RunDivergedWarning(UserWarning):
     """A run stopped because a training loss or a model state became non-finite (recorded as diverged)."""
 
 
+class RecordNotCachedWarning(UserWarning):
+    """A finished run's record could not be written to the results cache (disk full, permissions, a vanished
+    folder): the record is returned (with ``not_cached`` naming the path and the reason) but must be run again."""
+
+
+def check_results_root(folder: Path | str) -> Path:
+    """``folder`` (created if missing) when it is a directory this process can write a file into; else a ValueError
+    naming it and the OS's reason, raised before any training starts."""
+    folder = Path(folder)
+    fix = "choose another folder with $PFLNB_RESULTS (or root=...), or free space / fix the permissions"
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"results folder {folder} is not a directory; {fix}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-probe.", suffix=".tmp")
+        try:
+            os.write(fd, b"{}")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            _remove(probe)
+    except OSError as err:
+        raise ValueError(f"results folder {folder} is not writable ({err.strerror or err}); {fix}") from None
+    return folder
+
+
+def not_cached_reason(path: Path, err: OSError) -> str:
+    """One line for a record that could not be written: the path, the OS's reason, and that it was not cached."""
+    return f"could not write {path} ({err.strerror or err}): the record was not cached"
+
+
+def _cache(path: Path, record: dict[str, Any]) -> None:
+    """Write ``record`` to the cache; on an OSError keep it, marked ``not_cached``, and warn (never lose the result)."""
+    try:
+        write_record(path, record)
+    except OSError as err:
+        record["not_cached"] = not_cached_reason(path, err)
+        warnings.warn(
+            f"{record.get('config', {}).get('method')} seed {record.get('config', {}).get('seed')}: {record['not_cached']}",
+            RecordNotCachedWarning,
+            stacklevel=3,
+        )
+
+
+def report_not_cached(records: Iterable[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The records of a sweep that were not cached; when there are any, one warning at the end lists them all."""
+    lost = [r for r in records if r is not None and r.get("not_cached")]
+    if lost:
+        lines = "\n".join(f"  {r['config']['method']} seed {r['config']['seed']}: {r['not_cached']}" for r in lost)
+        warnings.warn(
+            f"{len(lost)} finished run(s) were not cached and must be run again:\n{lines}", RecordNotCachedWarning, stacklevel=3
+        )
+    return lost
+
+
 class RunDiverged(RuntimeError):
     """Raised when final states are requested (``keep_final``) from a run that diverged."""
 
@@ -174,6 +229,7 @@ def run(
     root: Path | None = None,
     data_hook: Callable[[FederatedDataset, int], FederatedDataset] | None = None,
     warn: bool = True,
+    check_root: bool = True,
 ) -> dict[str, Any]:
     """Run one experiment, or return its cached record.
 
@@ -188,6 +244,9 @@ def run(
     and ``wall_time_s`` summed over resumes. A run whose losses or states become non-finite stops and is
     recorded (and cached) with status "diverged", a ``divergence`` entry (round, client, quantity) and no
     summary; a RunDivergedWarning says so (``warn``), and ``keep_final`` raises RunDiverged.
+    Before training, the results folder must be writable (``check_root``; :func:`check_results_root`); a record
+    that still cannot be written after training (disk full, permissions) is returned with ``not_cached`` set and a
+    RecordNotCachedWarning, never lost.
     """
     cfg.validate()
     if not isinstance(checkpoint_every, int) or isinstance(checkpoint_every, bool) or checkpoint_every < 0:
@@ -206,6 +265,8 @@ def run(
             return record
     if force:
         _remove(ckpt)  # start from scratch
+    if cache and check_root:
+        check_results_root(path.parent)  # before any training: a run whose result cannot be kept is not started
     with thread_limits(cfg.threads):
         algorithm = make_algorithm(cfg.method, cfg.method_params)
         data = build_federated(cfg.data_spec(), seed=cfg.seed)
@@ -227,7 +288,7 @@ def run(
     record["data_info"] = to_jsonable({k: v for k, v in data.info.items() if not hasattr(v, "shape")})
     final = record.pop("final", None)
     if cache:
-        write_json_atomic(path, record)
+        _cache(path, record)
     _remove(ckpt)  # a run that ended (finished or diverged) leaves no checkpoint, cached or not
     if is_diverged(record):
         if warn:
@@ -284,7 +345,7 @@ def _init_worker() -> None:
 
 
 def _run_quiet(cfg: ExperimentConfig, kwargs: dict[str, Any]) -> dict[str, Any]:
-    return run(cfg, progress=False, **{**kwargs, "warn": False})  # the parent reports divergence
+    return run(cfg, progress=False, **{**kwargs, "warn": False, "check_root": False})  # the parent reports divergence
 
 
 def run_many(
@@ -326,12 +387,17 @@ def run_many(
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     cache, force, root = kwargs.get("cache", True), kwargs.get("force", False), kwargs.get("root")
     todo = [i for i, c in enumerate(configs) if not (cache and not force and cache_path(c, root).exists())]
+    if cache:
+        for folder in sorted({cache_path(configs[i], root).parent for i in todo}):
+            check_results_root(folder)  # every run's result can be kept, checked before the first one starts
     if workers == 1 or len(todo) < 2 or kwargs.get("keep_final"):
         records = []
         bar = tqdm(configs, desc="runs", disable=not progress)
         for cfg in bar:
             bar.set_postfix(method=cfg.method, seed=cfg.seed)
-            records.append(run(cfg, progress=False, **kwargs))
+            # the folders were checked above; a disk that fills later costs that run's cache entry, not the sweep
+            records.append(run(cfg, progress=False, **{**kwargs, "check_root": False}))
+        report_not_cached(records)
         return records
     import multiprocessing
     import pickle
@@ -364,6 +430,7 @@ def run_many(
                 for f in futures:
                     f.cancel()
                 raise
+    report_not_cached(out)
     return out  # type: ignore[return-value]
 
 
