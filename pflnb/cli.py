@@ -205,24 +205,26 @@ THREAD_ENV = ("PFLNB_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_N
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     import os
 
-    import papermill as pm
-
     if args.threads < 1:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
     for var in THREAD_ENV:
         os.environ[var] = str(args.threads)
     # executed notebooks get one line per finished sweep, not a stream of redrawn bars (pflnb.progress)
     os.environ.setdefault("PFLNB_PROGRESS_MODE", "final")
+    from pflnb.experiments.reproduce import LOG_NAME, execute
+
     root = Path(__file__).resolve().parents[1]
     notebooks = [Path(n) for n in args.notebooks] or sorted((root / "notebooks").glob("*.ipynb"))
-    out = root / "executed" / args.profile
-    out.mkdir(parents=True, exist_ok=True)
-    for nb in notebooks:
-        print(f"[pflnb] executing {nb.name} (profile {args.profile})", flush=True)
-        pm.execute_notebook(
-            str(nb), str(out / nb.name), parameters={"profile": args.profile}, cwd=str(nb.parent), progress_bar=not args.quiet
-        )
-    print(f"[pflnb] executed notebooks in {out}")
+    missing = [str(n) for n in notebooks if not n.is_file()]
+    if missing:
+        raise FileNotFoundError(f"no such notebook(s): {', '.join(missing)}")
+    out = Path(args.out) if args.out else root / "executed" / args.profile
+    results = execute(notebooks, args.profile, out, progress_bar=not args.quiet)
+    failed = [r.name for r in results if not r.ok]
+    print(f"[pflnb] executed notebooks in {out}; log: {out / LOG_NAME}")
+    if failed:
+        print(f"pflnb: error: {len(failed)} notebook(s) failed: {', '.join(failed)} (see {out / LOG_NAME})", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -297,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument("notebooks", nargs="*")
     p_rep.add_argument("--profile", default="cpu", choices=PROFILES)
     p_rep.add_argument("--quiet", action="store_true")
+    p_rep.add_argument("--out", default=None, help="folder of the executed notebooks and the log (default: executed/<profile>)")
     _add_ray(p_rep)
     p_rep.add_argument(
         "--threads", type=int, default=1, help="torch/BLAS threads of each notebook kernel (runs use their config's threads)"

@@ -115,6 +115,20 @@ def report_not_cached(records: Iterable[dict[str, Any] | None]) -> list[dict[str
     return lost
 
 
+RUN_LOG_ENV = "PFLNB_RUN_LOG"  # a file to which every run appends one JSON line (pflnb reproduce's log reads it)
+
+
+def log_run(event: str, cfg: ExperimentConfig, **extra: Any) -> None:
+    """Append ``{"event", "method", "seed", "key", "profile", ...}`` to ``$PFLNB_RUN_LOG`` when it is set: ``loaded``
+    (from the cache), ``computed`` (``not_cached`` when its record could not be written) or ``failed``."""
+    target = os.environ.get(RUN_LOG_ENV)
+    if not target:
+        return
+    line = {"event": event, "method": cfg.method, "seed": cfg.seed, "key": cfg.key(), "profile": cfg.profile, **extra}
+    with contextlib.suppress(OSError), open(target, "a") as f:  # a log line must never cost a result
+        f.write(json.dumps(line) + "\n")
+
+
 class RunDiverged(RuntimeError):
     """Raised when final states are requested (``keep_final``) from a run that diverged."""
 
@@ -255,6 +269,7 @@ def run(
     ckpt = path.with_suffix(".ckpt")
     if cache and not force and path.exists():
         record = load_record(path, cfg)
+        log_run("loaded", cfg)
         if is_diverged(record):
             if warn:
                 warnings.warn(f"{describe_divergence(record)} (cached in {path})", RunDivergedWarning, stacklevel=2)
@@ -279,7 +294,11 @@ def run(
         settings = cfg.settings(progress, str(ckpt) if checkpoint_every else None, checkpoint_every)
         settings.checkpoint_tag = cfg.key()
         with pflnb.determinism(cfg.deterministic):  # CUDA determinism controls for the run (no effect on CPU results)
-            record = run_simulation(algorithm, data, model_fn, settings)
+            try:
+                record = run_simulation(algorithm, data, model_fn, settings)
+            except Exception as err:
+                log_run("failed", cfg, error=f"{type(err).__name__}: {err}", config=cfg.to_dict())
+                raise
         record["threads"] = torch.get_num_threads()
     record["device"] = settings.device
     record["status"] = "diverged" if "divergence" in record else "finished"
@@ -289,6 +308,7 @@ def run(
     final = record.pop("final", None)
     if cache:
         _cache(path, record)
+    log_run("computed", cfg, **({"not_cached": record["not_cached"]} if record.get("not_cached") else {}))
     _remove(ckpt)  # a run that ended (finished or diverged) leaves no checkpoint, cached or not
     if is_diverged(record):
         if warn:

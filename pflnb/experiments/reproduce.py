@@ -1,0 +1,125 @@
+"""``pflnb reproduce``: execute notebooks with papermill and keep a log an overnight run can be read from.
+
+Every notebook runs in a fresh kernel with the profile as its parameter; its runs come from the one results cache,
+so a reproduce that was killed resumes where it stopped when started again (finished runs are loaded, not
+recomputed). A notebook that fails does not stop the others. Next to the executed notebooks, ``reproduce.log``
+gets, per invocation, one line per notebook (status, wall time, runs computed and loaded from the cache) and every
+failure with its cell's error and the configs of the runs that failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pflnb.experiments.run import RUN_LOG_ENV
+
+LOG_NAME = "reproduce.log"
+
+
+@dataclass
+class NotebookResult:
+    """One notebook's execution: status, wall time, the runs it computed and loaded, its error and failed runs."""
+
+    name: str
+    ok: bool
+    seconds: float
+    computed: int = 0
+    loaded: int = 0
+    not_cached: int = 0
+    error: str = ""
+    failed_runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def line(self) -> str:
+        """The notebook's line in the log."""
+        runs = f"runs: {self.computed} computed, {self.loaded} loaded from the cache"
+        if self.not_cached:
+            runs += f", {self.not_cached} not cached (disk?)"
+        status = "ok" if self.ok else "FAILED"
+        return f"{self.name}: {status} in {self.seconds:.0f} s; {runs}" + (f"; error: {self.error}" if self.error else "")
+
+
+def _read_events(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text().splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut by a kill
+            continue
+    return events
+
+
+def _error_line(err: BaseException) -> str:
+    """The failing cell's exception in one line (papermill's error carries the kernel's ename and evalue)."""
+    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
+    text = f"{ename}: {evalue}" if ename else f"{type(err).__name__}: {err}"
+    return " ".join(text.split())[:500]
+
+
+def execute(
+    notebooks: list[Path], profile: str, out: Path, *, progress_bar: bool = True, log_name: str = LOG_NAME
+) -> list[NotebookResult]:
+    """Execute ``notebooks`` at ``profile`` into ``out`` (one executed copy each) and append to ``out/reproduce.log``;
+    return one :class:`NotebookResult` per notebook (all of them, also after a failure)."""
+    import papermill as pm
+
+    from pflnb.experiments.claims import code_version
+
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / log_name
+    t_all = time.perf_counter()
+    with open(log, "a") as f:
+        f.write(f"== pflnb reproduce --profile {profile}: {time.strftime('%Y-%m-%d %H:%M:%S')}, {code_version()}\n")
+    results = []
+    previous = os.environ.get(RUN_LOG_ENV)
+    try:
+        for nb in notebooks:
+            print(f"[pflnb] executing {nb.name} (profile {profile})", flush=True)
+            events_path = out / f".{nb.stem}.runs.jsonl"
+            events_path.unlink(missing_ok=True)
+            os.environ[RUN_LOG_ENV] = str(events_path)  # the kernel and its workers inherit it
+            t0, error = time.perf_counter(), ""
+            try:
+                pm.execute_notebook(
+                    str(nb), str(out / nb.name), parameters={"profile": profile}, cwd=str(nb.parent), progress_bar=progress_bar
+                )
+            except Exception as err:  # the notebook failed: log it and go on with the next one
+                error = _error_line(err)
+                print(f"[pflnb] {nb.name} failed: {error}", flush=True)
+            events = _read_events(events_path)
+            events_path.unlink(missing_ok=True)
+            res = NotebookResult(
+                nb.name,
+                not error,
+                time.perf_counter() - t0,
+                computed=sum(e["event"] == "computed" for e in events),
+                loaded=sum(e["event"] == "loaded" for e in events),
+                not_cached=sum(bool(e.get("not_cached")) for e in events),
+                error=error,
+                failed_runs=[e for e in events if e["event"] == "failed"],
+            )
+            results.append(res)
+            with open(log, "a") as f:
+                f.write(res.line() + "\n")
+                for e in res.failed_runs:
+                    f.write(f"  failed run {e['method']} seed {e['seed']} (key {e['key']}): {e.get('error', '')}\n")
+                    f.write(f"    config: {json.dumps(e.get('config', {}), sort_keys=True)}\n")
+    finally:
+        if previous is None:
+            os.environ.pop(RUN_LOG_ENV, None)
+        else:
+            os.environ[RUN_LOG_ENV] = previous
+    failed = [r.name for r in results if not r.ok]
+    with open(log, "a") as f:
+        f.write(
+            f"done: {len(results)} notebook(s), {len(failed)} failed{' (' + ', '.join(failed) + ')' if failed else ''}, "
+            f"{sum(r.computed for r in results)} runs computed, {sum(r.loaded for r in results)} loaded, "
+            f"in {time.perf_counter() - t_all:.0f} s\n"
+        )
+    return results
