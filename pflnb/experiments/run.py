@@ -192,6 +192,12 @@ def write_json_atomic(path: Path, obj: Any) -> None:
         raise
 
 
+def read_json(path: Path | str) -> Any:
+    """A JSON file written by :func:`write_json_atomic`, with "NaN"/"Infinity" strings read back as floats."""
+    with open(path) as f:
+        return _decode_nonfinite(json.load(f))
+
+
 def _remove(path: Path | str) -> None:
     with contextlib.suppress(FileNotFoundError):  # another process may have removed it first
         os.remove(path)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -23,7 +22,7 @@ import torch
 from pflnb.algorithms import make_algorithm
 from pflnb.data.simulation_fedfac import SPLITS_MOTIVATION, Simulation, digits_clients, simulate, to_federated
 from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.experiments.run import results_root, run_many
+from pflnb.experiments.run import read_json, results_root, run_many, write_json_atomic
 from pflnb.experiments.tables import summary_table
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl.engine import Context, to_jsonable
@@ -219,20 +218,11 @@ def sim_path(setting: SimSetting, label: str, seed: int, profile: str = "cpu") -
     return results_root() / profile / f"fedfac-sim-{label}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
 
 
-def _write_record(path: Any, record: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = str(path) + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(record, f)
-    os.replace(tmp, path)
-
-
 def run_sim(setting: SimSetting, label: str, seed: int, profile: str = "cpu", cache: bool = True) -> dict[str, Any]:
     """Train decomposition method ``label`` on one draw of the Eq. (8) DGP (MLP d→m→2, Adam), cached by setting."""
     path = sim_path(setting, label, seed, profile)
     if cache and path.exists():
-        with open(path) as f:
-            return json.load(f)
+        return read_json(path)
     sim = simulate(
         setting.n_clients,
         setting.n_per_client,
@@ -255,7 +245,7 @@ def run_sim(setting: SimSetting, label: str, seed: int, profile: str = "cpu", ca
     record = to_jsonable(record)
     record.update(wall_time_s=time.perf_counter() - t0, label=label, seed=seed, setting=asdict(setting))
     if cache:
-        _write_record(path, record)
+        write_json_atomic(path, record)  # unique temporary file, atomic rename: concurrent writers never collide
     return record
 
 
@@ -288,7 +278,7 @@ def run_sims(
             futures = {i: pool.submit(_sim_job, *jobs[i], profile) for i in todo}
             for i, fut in futures.items():
                 out[i] = fut.result()
-                _write_record(sim_path(*jobs[i], profile), out[i])
+                write_json_atomic(sim_path(*jobs[i], profile), out[i])
     return [r if r is not None else run_sim(*jobs[i], profile) for i, r in enumerate(out)]
 
 

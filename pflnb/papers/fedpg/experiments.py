@@ -18,8 +18,6 @@ swaps each client's test split for its S-acc(½) sample so that the engine's per
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 from typing import Any
 
 import numpy as np
@@ -31,7 +29,16 @@ from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.data.federated import Split
 from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.experiments.run import cache_path, default_workers, results_root, run, run_many, thread_limits
+from pflnb.experiments.run import (
+    cache_path,
+    default_workers,
+    read_json,
+    results_root,
+    run,
+    run_many,
+    thread_limits,
+    write_json_atomic,
+)
 from pflnb.experiments.tables import curve_table
 from pflnb.fl.engine import Context
 from pflnb.fl.training import train_epochs
@@ -388,8 +395,7 @@ def run_pm(cfg: ExperimentConfig, progress: bool = False, cs: tuple[float, ...] 
     path = _pm_path(cfg, fresh)
     if path.exists():
         record = run(cfg, progress=progress)
-        with open(path) as f:
-            saved = json.load(f)
+        saved = read_json(path)
         record["pm"] = saved["pm"]
         if fresh:
             record["pm_fresh"] = saved["pm_fresh"]
@@ -400,11 +406,7 @@ def run_pm(cfg: ExperimentConfig, progress: bool = False, cs: tuple[float, ...] 
         scores = {"pm": final_pm_scores(cfg, final, cs)}
         if fresh:
             scores["pm_fresh"] = fresh_pm_scores(cfg, final, cs=cs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
-        json.dump(scores, f)
-    os.replace(tmp, path)
+    write_json_atomic(path, scores)  # unique temporary file, atomic rename: concurrent writers never collide
     record.update(scores)
     return record
 
