@@ -247,11 +247,14 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     for paper, rows in table.groupby("paper", sort=False):
         c = counts.loc[paper]
         tally = ", ".join(f"{int(c[k])} {k}" for k in C.COUNTED if c[k])
+        tally += f"; {int(c[C.STAND_IN])} of them stand-ins" if c[C.STAND_IN] else ""
         print(f"{paper}: {int(c['total'])} claims ({tally}); code: {rows[C.CODE].iloc[0] or 'not recorded'}")
         for r in rows.itertuples(index=False):
             print(f"  [{r.verdict}] {r.claim}")
             print(f"      paper: {r._2}")
             print(f"      ours:  {r.ours}")
+            if r.stand_in:
+                print(f"      stand-in: {r.stand_in}")
         print()
     print(counts.reset_index().to_string(index=False))
     return 0

@@ -170,3 +170,63 @@ def test_repository_readme_holds_the_current_ledger():
     except FileNotFoundError:
         pytest.skip("no claims.csv committed yet")
     assert readme == expected, "README ledger is stale: run `make ledger` (pflnb claims --update-readme)"
+
+
+def test_a_stand_in_says_so_in_its_label_but_keeps_its_category():
+    why = "the paper states a rate bound; we test a toy's loss ratios"
+    rep = C.Claim("toy converges", "Thm", C.check(True, "ok", criterion="x"), stand_in=why)
+    assert rep.label == "reproduced (stand-in)" and rep.verdict == C.REPRODUCED
+    row = rep.row()
+    assert row["verdict"] == "reproduced (stand-in)" and row["category"] == C.REPRODUCED and row["stand_in"] == why
+    con = C.Claim("c", "p", C.check(False, "no", criterion="x"), stand_in=why)
+    assert con.label == "contradicted (criterion fails; stand-in)" and con.verdict == C.CONTRADICTED
+    a, b = pair(diffs(0.8, 3.1))
+    inc = C.Claim("c", "p", C.compare(a, b), stand_in=why)
+    assert inc.label == "inconclusive (3 seeds; stand-in)"
+    plain = C.Claim("c", "p", C.check(True, "ok", criterion="x"))
+    assert plain.label == "reproduced" and plain.row()["stand_in"] == ""
+    with pytest.raises(ValueError, match="stand_in"):
+        C.Claim("c", "p", C.identity(0, 1), stand_in=" padded ")
+
+
+def test_the_stand_in_column_round_trips_and_old_csvs_still_read(tmp_path):
+    why = "the paper states X; we test Y, a toy"
+    path = tmp_path / "fedco2" / "claims.csv"
+    C.write_claims(
+        [C.Claim("toy", "Thm", C.identity(0.0, 1e-9), "n", stand_in=why), C.Claim("plain", "exact", C.identity(0.0, 1e-9))],
+        path,
+        code="pflnb 9.9 @ 0123456789ab",
+    )
+    raw = pd.read_csv(path, keep_default_na=False, dtype=str)
+    assert list(raw.columns) == [*C.COLUMNS, C.CODE] and list(raw.columns[-2:]) == ["stand_in", "code"]
+    table, code = C.read_claims(path)
+    assert list(table.columns) == C.COLUMNS and code == "pflnb 9.9 @ 0123456789ab"
+    assert table.stand_in.tolist() == [why, ""] and table.verdict.tolist() == ["reproduced (stand-in)", "reproduced"]
+    raw.drop(columns="stand_in").to_csv(path, index=False)  # a CSV written before the column existed
+    old, _ = C.read_claims(path)
+    assert list(old.columns) == C.COLUMNS and old.stand_in.tolist() == ["", ""]
+
+
+def test_the_ledger_marks_stand_ins(tmp_path, capsys):
+    from pflnb import cli
+
+    why = "the paper states a bound for any width; we test one toy network"
+    C.write_claims(
+        [C.Claim("bound holds", "Thm 1", C.identity(0.0, 1e-9), stand_in=why), C.Claim("exact", "Eq. 5", C.identity(0.0, 1e-9))],
+        tmp_path / "lgmix" / "claims.csv",
+    )
+    C.write_claims([C.Claim("id", "exact", C.identity(0.0, 1e-9))], tmp_path / "fedpg" / "claims.csv")
+    t = C.ledger(tmp_path)
+    assert t.stand_in.tolist() == [why, "", ""] and t.columns[-1] == C.CODE
+    counts = C.ledger_counts(t).set_index("paper")
+    assert counts.loc["LG-Mix", C.REPRODUCED] == 2 and counts.loc["LG-Mix", "total"] == 2  # counted as its verdict
+    assert counts.loc["LG-Mix", C.STAND_IN] == 1 and counts.loc["FedPG", C.STAND_IN] == 0
+    md = C.ledger_markdown(tmp_path)
+    assert "| LG-Mix | bound holds | Thm 1 |" in md and "| reproduced (stand-in) |" in md
+    assert f"| LG-Mix | bound holds | {why} |" in md
+    assert "| FedPG | id |" in md and "| FedPG | id | exact | " in md
+    assert cli.main(["claims", "--figures", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"stand-in: {why}" in out and "[reproduced (stand-in)] bound holds" in out and "1 of them stand-ins" in out
+    C.write_claims([C.Claim("exact", "Eq. 5", C.identity(0.0, 1e-9))], tmp_path / "lgmix" / "claims.csv")
+    assert "Stand-ins" not in C.ledger_markdown(tmp_path)  # no reasons table without stand-ins

@@ -197,3 +197,34 @@ def test_seed_values_and_pairing():
             runs(**{"S-FedPG": records(0.85, 0.8, 0.8, seeds=(0, 1, 5), fresh_gap=0.1, internals=QP)}), fig5(), THEORY, "cpu", 40
         )
     assert np.isclose(FC.fig5_values(fig5(), "FedPG", "final")[2], 0.605)
+
+
+def with_fair(recs, gaps):
+    """``recs`` with two logged rounds per seed whose fair objective F = gap − 1 averages to ``gaps[i]``."""
+    for r, g in zip(recs, gaps):
+        r["rounds"] = [{"internals": {**r["rounds"][0]["internals"], "fair_F": g - 1.0 + d}} for d in (-0.001, 0.001)]
+    return recs
+
+
+def test_stand_in_claims_are_marked_and_the_fair_objective_is_tested_on_the_runs():
+    fair = runs(
+        **{
+            "FedPG": with_fair(records(0.85, 0.77, 0.80, sd=0.3, fresh_gap=0.1, internals=QP), (0.010, 0.012, 0.011)),
+            "M2 (no F)": with_fair(records(0.85, 0.77, 0.80, sd=3.0, fresh_gap=0.1, internals=QP), (0.050, 0.060, 0.055)),
+        }
+    )
+    assert FC.fair_gaps(fair["FedPG"]) == pytest.approx({0: 0.010, 1: 0.012, 2: 0.011})
+    cl = FC.claims(fair, fig5(), THEORY, "cpu", rounds=40)
+    assert {c.claim for c in cl if c.stand_in} == {"Sublinear convergence to Pareto stationarity under step bound (10)"}
+    f = find(cl, "The fair objective F")
+    assert f.verdict == C.REPRODUCED and f.seeds == [0, 1, 2]
+    assert dict(f.outcome.parts)["federated"].verdict == C.REPRODUCED and "FedPG − M2 (no F)" in f.outcome.ours
+    # losses less equal with F than without: the paper's statement fails on the runs while the toy holds
+    worse = {**fair, "FedPG": with_fair(fair["FedPG"], (0.10, 0.11, 0.12))}
+    f = find(FC.claims(worse, fig5(), THEORY, "cpu", rounds=40), "The fair objective F")
+    assert f.verdict == C.PARTIAL and dict(f.outcome.parts)["federated"].verdict == C.CONTRADICTED and not f.stand_in
+    # without the runs' fair objective only the convex toy decides: a stand-in
+    cl = FC.claims(runs(), fig5(), THEORY, "cpu", rounds=40)
+    f = find(cl, "The fair objective F")
+    assert f.stand_in and f.label == "reproduced (stand-in)" and f.verdict == C.REPRODUCED and not f.outcome.parts
+    assert all("the paper states" in c.stand_in and "we test" in c.stand_in for c in cl if c.stand_in)

@@ -14,6 +14,10 @@ Every claim a paper notebook tests is decided here, by the kind of claim it is:
 * **partially reproduced** only for a claim declared with named parts, each with its own verdict (:func:`parts`);
   **not testable at this scale** for what the profile cannot run, with the reason (:func:`not_testable`).
 * A run that diverged has no accuracy: a claim that needs it is **diverged**, never a number.
+* A claim decided by a criterion other than the paper's own statement (a weaker sufficient condition, a toy in place
+  of the paper's setting, a threshold of ours, a reconstructed formula) is declared a **stand-in** with the reason
+  (``Claim(..., stand_in=...)``): its shown verdict says '(stand-in)', the ledger lists the reasons, and its
+  category (so every count) is the verdict's.
 """
 
 from __future__ import annotations
@@ -132,11 +136,18 @@ class Outcome:
     @property
     def label(self) -> str:
         """The verdict as shown: 'inconclusive (n seeds)', 'contradicted (smaller than claimed)', ..."""
+        return self.shown()
+
+    def shown(self, *extra: str) -> str:
+        """The verdict as shown, with ``extra`` words in its parentheses: 'reproduced (stand-in)',
+        'contradicted (criterion fails; stand-in)', 'inconclusive (3 seeds; stand-in)'."""
+        words = []
         if self.verdict == INCONCLUSIVE and self.n is not None:
-            return f"{INCONCLUSIVE} ({_seed_word(self.n)})"
-        if self.detail and self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED):
-            return f"{self.verdict} ({self.detail})"
-        return self.verdict
+            words.append(_seed_word(self.n))
+        elif self.detail and self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED):
+            words.append(self.detail)
+        words += [e for e in extra if e]
+        return f"{self.verdict} ({'; '.join(words)})" if words else self.verdict
 
 
 def _diverged(*values: Values) -> bool:
@@ -293,20 +304,39 @@ def parts(**named: Outcome) -> Outcome:
     return Outcome(whole, ours, detail="by part" if whole == CONTRADICTED else "", parts=tuple(named.items()))
 
 
+STAND_IN = "stand-in"  # the word the shown verdict of a stand-in claim carries
+
+
 @dataclass(frozen=True)
 class Claim:
-    """One claim of a paper, the paper's value, and the outcome of the verdict rule on our numbers."""
+    """One claim of a paper, the paper's value, and the outcome of the verdict rule on our numbers.
+
+    ``stand_in``: where the verdict is decided by a criterion other than the paper's own statement (a weaker
+    sufficient condition, a toy in place of the paper's setting, a threshold of ours, a reconstructed formula), the
+    reason, saying what the paper states and what is tested instead. The shown verdict then says '(stand-in)'; the
+    category, and so the counts, stay the verdict's.
+    """
 
     claim: str
     paper: str
     outcome: Outcome
     note: str = ""
     seeds: Sequence[int] | None = field(default=None)
+    stand_in: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.stand_in, str) or self.stand_in != self.stand_in.strip():
+            raise ValueError(f"stand_in must be the reason as a trimmed string ('' for none), got {self.stand_in!r}")
 
     @property
     def verdict(self) -> str:
         """The verdict category (one of :data:`VERDICTS`)."""
         return self.outcome.verdict
+
+    @property
+    def label(self) -> str:
+        """The verdict as shown, '(stand-in)' added for a stand-in claim."""
+        return self.outcome.shown(STAND_IN if self.stand_in else "")
 
     def row(self) -> dict[str, str]:
         """The claim as one table row."""
@@ -314,14 +344,16 @@ class Claim:
             "claim": self.claim,
             "paper": self.paper,
             "ours": self.outcome.ours,
-            "verdict": self.outcome.label,
+            "verdict": self.label,
             "category": self.outcome.verdict,
             "seeds": "" if self.seeds is None else " ".join(str(s) for s in self.seeds),
             "note": self.note,
+            "stand_in": self.stand_in,
         }
 
 
-COLUMNS = ["claim", "paper", "ours", "verdict", "category", "seeds", "note"]
+COLUMNS = ["claim", "paper", "ours", "verdict", "category", "seeds", "note", "stand_in"]
+OPTIONAL = {"stand_in": ""}  # columns a CSV written by older code may lack, and the value they read as
 CODE = "code"  # the CSV's last column: the code version the claims came from (:func:`code_version`)
 # Paths whose changes do not make the code "dirty": the outputs the notebooks write and the README's ledger.
 OUTPUT_PATHS = ("figures", "executed", "results", "README.md")
@@ -348,7 +380,8 @@ def code_version(root: str | Path | None = None) -> str:
 
 
 def claims_table(claims: Iterable[Claim]) -> pd.DataFrame:
-    """The claims as a DataFrame (claim, paper, ours, verdict as shown, verdict category, seeds, note)."""
+    """The claims as a DataFrame (claim, paper, ours, verdict as shown, verdict category, seeds, note, stand-in
+    reason)."""
     return pd.DataFrame([c.row() for c in claims], columns=COLUMNS)
 
 
@@ -377,9 +410,11 @@ def write_timing(table: pd.DataFrame, path: str | Path) -> pd.DataFrame:
 
 
 def read_claims(path: str | Path) -> tuple[pd.DataFrame, str]:
-    """A claims CSV as (table with :data:`COLUMNS`, the code version it records; '' for a CSV written without one)."""
+    """A claims CSV as (table with :data:`COLUMNS`, the code version it records; '' for a CSV written without one).
+    A CSV written before a column of :data:`OPTIONAL` existed reads with that column's default ('' stand-in)."""
     path = Path(path)
     t = pd.read_csv(path, keep_default_na=False, dtype=str)
+    t = t.assign(**{k: v for k, v in OPTIONAL.items() if k not in t.columns})
     missing = set(COLUMNS) - set(t.columns)
     if missing:
         raise ValueError(f"{path}: missing columns {sorted(missing)}; regenerate it by running its notebook")
@@ -421,16 +456,19 @@ def ledger(root: str | Path | None = None) -> pd.DataFrame:
         raise FileNotFoundError(f"no claims.csv under {root}/<paper>/; run the paper notebooks first")
     t = pd.concat(frames, ignore_index=True)
     return t.rename(columns={"paper": "paper value"}).rename(columns={"paper_name": "paper"})[
-        ["paper", "claim", "paper value", "ours", "verdict", "category", "seeds", CODE]
+        ["paper", "claim", "paper value", "ours", "verdict", "category", "seeds", "stand_in", CODE]
     ]
 
 
 def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Count of claims per paper and verdict category (reproduced, partially, contradicted, inconclusive, ...)."""
+    """Count of claims per paper and verdict category (reproduced, partially, contradicted, inconclusive, ...), their
+    total, and how many of them are stand-ins (counted in their verdict category as well)."""
     counts = pd.crosstab(table["paper"], table["category"]).reindex(columns=list(COUNTED), fill_value=0)
     order = [p for p in PAPERS.values() if p in counts.index]
     counts = counts.loc[order]
     counts["total"] = counts.sum(axis=1)
+    marked = table.stand_in.astype(bool) if "stand_in" in table.columns else pd.Series(False, index=table.index)
+    counts[STAND_IN] = marked.groupby(table["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
     return counts.reset_index()
 
 
@@ -446,7 +484,12 @@ def ledger_markdown(root: str | Path | None = None) -> str:
     """The ledger as Markdown: counts per paper, then every claim (``pflnb claims --markdown``)."""
     t = ledger(root)
     body = t[["paper", "claim", "paper value", "ours", "verdict"]]
-    return _md(ledger_counts(t)) + "\n\n" + _md(body)
+    text = _md(ledger_counts(t)) + "\n\n" + _md(body)
+    marked = t[t.stand_in != ""]
+    if len(marked):
+        reasons = marked[["paper", "claim", "stand_in"]].rename(columns={"stand_in": "what the paper states, what we test"})
+        text += "\n\nStand-ins: claims decided by a criterion other than the paper's own statement.\n\n" + _md(reasons)
+    return text
 
 
 LEDGER_START, LEDGER_END = "<!-- claims-ledger:start -->", "<!-- claims-ledger:end -->"

@@ -19,6 +19,18 @@ from pflnb.papers.fedco2 import experiments as E
 THEORY_RTOL = 1e-10  # relative to λ_max(V_on): float64 eigenvalue round-off on 24×24 matrices is ~1e-15
 FEATURE_BASELINES = tuple(E.DISPLAY[m] for m in E.BASELINES)
 ONLINE, OFFLINE = "online model (= FedBN)", "offline model (= Local)"
+# Claims decided by a criterion other than the paper's own statement (see :class:`Claim`): what the paper states,
+# what we test instead.
+STAND_IN_QUARTER = (
+    "the paper states the speed-up for the kernel ½(Λ_on + Λ_off) of its Eq. 19 (tested in the Thm 4.3 row); the chain "
+    "rule gives ¼(Λ_on + Λ_off), and we test whether its λ_min still reaches μ_on at the same step size, a consequence "
+    "the paper does not state"
+)
+STAND_IN_GD = (
+    "the paper states a faster linear rate (a lower bound at width Ω(N⁴M⁴…)) for the jointly trained averaged model; we "
+    "test full-batch GD of a finite toy two-layer net on toy data B, by the spec's loss ratios after T steps and the "
+    "late log-slope"
+)
 
 
 def _seeds(values: Mapping[int, float]) -> list[int]:
@@ -58,6 +70,7 @@ def _theory_claims(spectra: pd.DataFrame, gd_order: pd.DataFrame | None) -> list
             "implied by Eq. 19",
             parts(**quarter),
             "Eq. 19's ½ is a step-size convention, the chain rule gives ¼; the scale-free κ⁻¹ ordering holds (Thm 4.3 row)",
+            stand_in=STAND_IN_QUARTER,
         ),
     ]
     if gd_order is None:
@@ -78,6 +91,7 @@ def _theory_claims(spectra: pd.DataFrame, gd_order: pd.DataFrame | None) -> list
             gd,
             "toy two-layer net, full-batch GD from one shared init; thresholds from the spec (§3.5 T3)",
             gd_seeds,
+            stand_in=STAND_IN_GD,
         )
     )
     return out

@@ -24,6 +24,18 @@ SIM_TOL = 3.0
 TIME_TARGET, TIME_TOL = 2.3, 1.1
 RECOVERY_AUC = 0.95  # spec §3.5's recovery criterion
 STABLE = 0.9  # spec §3.7's stable-fraction criterion
+# Claims decided by a criterion other than the paper's own statement (see :class:`Claim`): what the paper states,
+# what we test instead.
+STAND_IN_THM2 = (
+    "the paper states that, at fixed N, more clients lead to a larger generalization error (read off Thm 2's bound); "
+    "we test only that the bound's data-dependent term sqrt(2 (C/n) yᵀ(H^s∞ + H^p∞)⁻¹ y) grows with C (square roots "
+    "reconstructed; vacuous, > 1, at these sizes), not the generalization error"
+)
+STAND_IN_RECOVERY = (
+    "the paper states that static and dynamic FedFac recover the true split, judged by test accuracy (Fig. 6); we test "
+    "factor analysis on the true parameters (the oracle) by the AUC of its scores against the true split, with the "
+    f"spec's threshold {RECOVERY_AUC}"
+)
 
 
 def by_seed(t: pd.DataFrame, column: str, **where: Any) -> dict[int, float]:
@@ -128,6 +140,7 @@ def theory_claims(r: Mapping[str, Any]) -> list[Claim]:
                 criterion="B(C) strictly increasing in C (mean over seeds)",
             ),
             "vacuous (>1) at these sizes; square roots reconstructed",
+            stand_in=STAND_IN_THM2,
         )
     )
     hi, lo = rec[rec.kappa == 0.85], rec[rec.kappa == 0.5]
@@ -150,6 +163,7 @@ def theory_claims(r: Mapping[str, Any]) -> list[Claim]:
             "FA ≈ true split (Fig. 6)",
             parts(**named) if len(named) > 1 else named["κ = 0.85"],
             "converged least-squares fit; fails (reversed) at κ = 0.5",
+            stand_in=STAND_IN_RECOVERY,
         )
     )
     return out

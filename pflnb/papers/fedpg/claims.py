@@ -30,6 +30,18 @@ AUTO_LABELS = QP_LABELS  # ... and the automatic γ_i
 COLLAPSE = ("FedAvg-FT", "Ditto", "FedMGDA+", "APFL", "FedProx", "pFedMe")  # baselines with a full G-model
 FIG4 = ("Local", "FedAvg-FT", "Ditto", "FedRep", "FedMGDA+")
 FIG5_BASELINES = ("FedAvg-FT", "Ditto", "FedRep")
+# Claims decided by a criterion other than the paper's own statement (see :class:`Claim`): what the paper states,
+# what we test instead.
+STAND_IN_CONVERGENCE = (
+    "the paper states sublinear convergence to Pareto stationarity for any Lipschitz-smooth client objectives under "
+    "step bound (10) (proof in the missing App. A.3); we test convex softmax regression only: no client's loss rises, "
+    "and T·min‖d‖² at T is at most 2× its value at T/10 (a finite-T proxy of the O(1/T) rate)"
+)
+STAND_IN_FAIR_TOY = (
+    "the paper states that F makes the G-model's client losses more equal in federated training; without the FedPG and "
+    "M2 runs we test only the convex softmax toy (full participation, exact gradients): final loss spread with F below "
+    "that without F"
+)
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,35 @@ def _seeds(*maps: Mapping[int, float]) -> list[int]:
     return sorted(set().union(*[set(m) for m in maps]))
 
 
+def fair_gaps(records: list[dict[str, Any]]) -> dict[int, float]:
+    """{seed: mean over rounds of 1 + F = 1 − cos(L, 1)}, F the fair objective of the online clients' losses at the
+    G-model (0 when they are equal; the paper's own measure of the objective bias, Sec. 3.1)."""
+    return {s: 1.0 + v for s, v in internal_means(records, "fair_F").items()}
+
+
+def _fair_claim(runs: Mapping[str, list[dict[str, Any]]], th: TheoryResults) -> Claim:
+    """Sec. 3.1: F equalises the client losses, in the FedPG and M2 runs (the paper's statement, at this scale) and on
+    the convex toy; without the runs' fair objective, the toy alone decides it (a stand-in)."""
+    toy = check(
+        th.spread_fedpg < th.spread_m2,
+        f"final loss spread: with F {th.spread_fedpg:.4f}, without F (M2) {th.spread_m2:.4f}",
+        criterion="spread with F < spread without F",
+    )
+    text, paper = "The fair objective F equalises client losses (objective bias)", "Sec. 3.1 (qualitative)"
+    gaps = {k: fair_gaps(runs[k]) for k in ("FedPG", "M2 (no F)") if runs.get(k)}
+    if len(gaps) < 2 or not all(math.isfinite(v) for g in gaps.values() for v in g.values()):
+        return Claim(text, paper, toy, "convex toy: softmax regression, full participation", stand_in=STAND_IN_FAIR_TOY)
+    fl = compare(gaps["FedPG"], gaps["M2 (no F)"], higher=False, scale=1.0, names=("FedPG", "M2 (no F)"), unit="")
+    return Claim(
+        text,
+        paper,
+        parts(federated=fl, convex_toy=toy),
+        "federated: 1 − cos(L, 1) of the online clients' losses at the G-model, mean over rounds, FedPG vs M2 (no F); "
+        "convex_toy: softmax regression, full participation",
+        _seeds(gaps["FedPG"]),
+    )
+
+
 def _theory_claims(runs: Mapping[str, list[dict[str, Any]]], th: TheoryResults, small: bool) -> list[Claim]:
     dots = internal_values(runs, QP_LABELS, "max_online_dot")
     run_dot = max(dots) if dots else -math.inf
@@ -148,16 +189,9 @@ def _theory_claims(runs: Mapping[str, list[dict[str, Any]]], th: TheoryResults, 
                     criterion="no loss increase (descent lemma) and T·min_t‖d_t‖² bounded: at most 2× its value at T/10",
                 ),
                 "convex softmax regression only",
+                stand_in=STAND_IN_CONVERGENCE,
             ),
-            Claim(
-                "The fair objective F equalises client losses (objective bias)",
-                "Sec. 3.1 (qualitative)",
-                check(
-                    th.spread_fedpg < th.spread_m2,
-                    f"convex toy final loss spread: with F {th.spread_fedpg:.4f}, without F (M2) {th.spread_m2:.4f}",
-                    criterion="spread with F < spread without F",
-                ),
-            ),
+            _fair_claim(runs, th),
         ]
     out.append(
         Claim(

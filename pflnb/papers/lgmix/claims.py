@@ -16,6 +16,13 @@ from pflnb.experiments.claims import Claim
 from pflnb.papers.lgmix.checks import per_seed, t6b_passes
 
 PAPER_ONLY = "needs the real datasets and a GPU (the paper profile)"
+# Claims decided by a criterion other than the paper's own statement (see :class:`Claim`): what the paper states,
+# what we test instead.
+STAND_IN_T6B = (
+    "the paper argues (citing Seleznova et al. 2023) that the last-layer feature kernel tracks the full NTK of its BN "
+    "CNNs during training; we test, on a BN-free MLP on digit domains, whether λ from the features agrees with λ from "
+    "the full empirical-NTK trace, by the spec's thresholds (Spearman > 0.9, mean |Δλ| < 0.05)"
+)
 
 
 def _zeros(values: Mapping[int, float]) -> dict[int, float]:
@@ -124,6 +131,7 @@ def claims(
                 criterion="Spearman > 0.9 and mean |λ_feat − λ_NTK| < 0.05 (spec T6b)",
             ),
             "BN-free MLP, full empirical NTK over all parameters and logits, rounds ≥ 2",
+            stand_in=STAND_IN_T6B,
         )
     )
     n_max = int(cost.index.max())
