@@ -132,3 +132,20 @@ def test_runs_append_their_events_to_the_run_log(tmp_path, monkeypatch):
     assert [x["event"] for x in lines] == ["computed", "loaded", "failed"]
     assert lines[0]["key"] == cfg.key() and lines[2]["seed"] == 7
     assert lines[2]["error"] == "RuntimeError: out of memory, say" and lines[2]["config"]["seed"] == 7
+
+
+def test_executed_notebooks_hold_their_figures_under_a_non_interactive_backend(tmp_path):
+    """`make` exports MPLBACKEND=Agg; the executed notebooks must still show their figures inline."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_code_cell("profile = 'cpu'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.plot([0, 1])\nplt.show()"),
+    ]
+    path = tmp_path / "fig.ipynb"
+    nbformat.write(nb, path)
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    cmd = [sys.executable, "-m", "pflnb.cli", "reproduce", "--profile", "smoke", "--quiet", "--out", str(tmp_path / "out")]
+    assert subprocess.run([*cmd, str(path)], env=env, cwd=ROOT, capture_output=True, timeout=300).returncode == 0
+    out = nbformat.read(tmp_path / "out" / "fig.ipynb", as_version=4)
+    assert any("image/png" in o.get("data", {}) for c in out.cells for o in c.get("outputs", []))
