@@ -284,12 +284,13 @@ def test_vocabulary_settings_seeds_methods_and_paper_label_rule():
         fedco2.settings("laptop")
 
 
-def test_claims_end_to_end_writes_a_table(tmp_path):
+def _all_claims(gd_order: pd.DataFrame | None = None) -> list:
+    """Every Fed-CO2 claim from small synthetic inputs (label skew: Fed-CO2 ahead of both components)."""
     path = label_records("pathological", co2=(0.9, 0.91, 0.92), bn=(0.8, 0.8, 0.8), local=(0.85, 0.85, 0.85))
     dirich = label_records("dirichlet", co2=(0.8, 0.81, 0.82), bn=(0.7, 0.7, 0.7), local=(0.75, 0.75, 0.75))
-    cl = C.claims(
+    return C.claims(
         spectra=spectra_frame(True),
-        gd_order=None,
+        gd_order=gd_order,
         feat=feature_records(),
         abl=ablation_records(),
         pers=[
@@ -301,6 +302,10 @@ def test_claims_end_to_end_writes_a_table(tmp_path):
         lf=feature_records(),
         ncl=dirich,
     )
+
+
+def test_claims_end_to_end_writes_a_table(tmp_path):
+    cl = _all_claims()
     assert len(cl) == 19
     table = write_claims(cl, tmp_path / "claims.csv")
     assert table.equals(claims_table(cl)) and (tmp_path / "claims.csv").exists()
@@ -318,23 +323,7 @@ def test_identity_tolerance_is_zero_on_cpu_and_on_deterministic_cuda(monkeypatch
 def test_stand_in_claims_are_marked():
     """The ¼-kernel claim and the toy GD claim are stand-ins (the paper states the ½ kernel and a rate bound); the
     Thm 4.3 row tests the paper's own inequality and every experimental claim its own comparison."""
-    path = label_records("pathological", co2=(0.9, 0.91, 0.92), bn=(0.8, 0.8, 0.8), local=(0.85, 0.85, 0.85))
-    dirich = label_records("dirichlet", co2=(0.8, 0.81, 0.82), bn=(0.7, 0.7, 0.7), local=(0.75, 0.75, 0.75))
-    gd_order = pd.DataFrame({"seed": [0, 1, 2], "holds": [True, True, True]})
-    cl = C.claims(
-        spectra=spectra_frame(True),
-        gd_order=gd_order,
-        feat=feature_records(),
-        abl=ablation_records(),
-        pers=[
-            rec("fedco2", s, 0.8, p | {"weights": "uniform"}, online=0.8, offline=0.8)
-            for s in SEEDS
-            for p in E.PERSONALIZE.values()
-        ],
-        label={"pathological": path, "dirichlet": dirich},
-        lf=feature_records(),
-        ncl=dirich,
-    )
+    cl = _all_claims(pd.DataFrame({"seed": [0, 1, 2], "holds": [True, True, True]}))
     marked = {c.claim for c in cl if c.stand_in}
     assert marked == {
         "Same-η speed-up under the chain-rule kernel ¼(V_on+V_off)",
