@@ -23,6 +23,7 @@ Every claim a paper notebook tests is decided here, by the kind of claim it is:
 from __future__ import annotations
 
 import math
+import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from pflnb import __version__
 
 REPRODUCED = "reproduced"
 CONTRADICTED = "contradicted"
@@ -241,7 +244,8 @@ def identity(residual: float, tol: float, *, what: str = "max |residual|") -> Ou
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol}")
     r = abs(float(residual))
-    ours = f"{what} {'=' if r > tol or r == 0 else ''} {residual_text(r, tol)} (tolerance {tol:.0e})".replace("  ", " ")
+    shown = residual_text(r, tol)
+    ours = f"{what} {'' if shown.startswith('≤') else '= '}{shown} (tolerance {tol:.0e})"
     if not math.isfinite(r):
         return Outcome(DIVERGED, ours, detail="non-finite residual")
     return Outcome(REPRODUCED if r <= tol else CONTRADICTED, ours, detail="" if r <= tol else "residual above tolerance")
@@ -362,10 +366,6 @@ OUTPUT_PATHS = ("figures", "executed", "results", "README.md")
 def code_version(root: str | Path | None = None) -> str:
     """The code the outputs come from: 'pflnb <version> @ <commit>' (12 hex digits), with ' (dirty)' when tracked files
     outside the outputs (``figures/``, the README) differ from that commit; 'commit unknown' outside a git checkout."""
-    import subprocess
-
-    from pflnb import __version__
-
     root = Path(root) if root is not None else figures_root().parent
     head = f"pflnb {__version__}"
     try:

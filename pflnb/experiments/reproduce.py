@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import papermill as pm
+
+from pflnb.experiments.claims import code_version
 from pflnb.experiments.run import RUN_LOG_ENV
 
 LOG_NAME = "reproduce.log"
@@ -71,10 +74,6 @@ def execute(
 ) -> list[NotebookResult]:
     """Execute ``notebooks`` at ``profile`` into ``out`` (one executed copy each) and append to ``out/reproduce.log``;
     return one :class:`NotebookResult` per notebook (all of them, also after a failure)."""
-    import papermill as pm
-
-    from pflnb.experiments.claims import code_version
-
     out.mkdir(parents=True, exist_ok=True)
     log = out / log_name
     t_all = time.perf_counter()
