@@ -41,10 +41,10 @@ def data64(sizes=SIZES, shape=(3, 8, 8), k=4, seed=0) -> FederatedDataset:
     return FederatedDataset("toy64", clients, k, shape)
 
 
-def run_both(method, params=None, opt=SGD, model="small-bn-cnn", rounds=1, participation=0.6, chunk=4, seed=1):
-    """One run with each runner (the batched one in chunks of ``chunk`` clients)."""
+def run_both(method, params=None, opt=SGD, model="small-bn-cnn", rounds=1, participation=0.6, chunk=4, seed=1, data=None):
+    """One run with each runner (the batched one in chunks of ``chunk`` clients) on ``data`` (default ``data64()``)."""
     out = {}
-    data = data64()
+    data = data64() if data is None else data
 
     def fn():
         return build_model(model, data.input_shape, data.num_classes).double()
@@ -189,7 +189,17 @@ def test_batched_equals_sequential_fedco2_paper_model(params):
     assert_same(*run_both("fedco2", params, model="co2-cnn", rounds=2))
 
 
-@pytest.mark.parametrize("method", ["apfl", "pfedme", "per-fedavg", "fedco2"])
+@pytest.mark.parametrize("params", [None, {"generic_loss": "ce", "weights": "uniform"}], ids=lambda v: str(v) if v else "")
+def test_batched_equals_sequential_fedrod_paper_model(params):
+    """FedRoD's personal head co-trained with the generic model by one optimizer (a second slot's entries trained on
+    the phase's loss), on Fed-CO2's network whose head has BatchNorm: the personal head's running statistics move in
+    its train-mode pass; the balanced softmax's −∞ prior of classes a client lacks; the fused evaluation."""
+    data = data64(k=7)
+    assert any(len(set(c.train.y.tolist())) < data.num_classes for c in data.clients)  # some client lacks a class
+    assert_same(*run_both("fedrod", params, model="co2-cnn", rounds=2, data=data))
+
+
+@pytest.mark.parametrize("method", ["apfl", "pfedme", "per-fedavg", "fedco2", "fedrod"])
 def test_batched_equals_sequential_baseline_local_work_adam(method):
     """A second model's own optimizer state (Adam's moments and step counts) carried over the steps, and (Fed-CO2)
     an optimizer continued from one phase to the next."""

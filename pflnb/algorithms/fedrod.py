@@ -18,10 +18,10 @@ formula gives; ``generic_loss="ce"`` trains g with plain cross-entropy (what the
 baseline). A held-out client predicts with the generic model g∘f; when fine-tuned it trains a personal head
 (from the initial one) for ``finetune_epochs`` on its train split with f and g frozen.
 
-Not declared as a :class:`~pflnb.fl.plan.LocalPlan`: a plan phase trains one model slot on the cross-entropy of
-its own logits, while FedRoD's step trains two models (the generic model and the personal head) on one minibatch
-with a balanced-softmax loss and a loss on the sum of both heads' logits; today's plan vocabulary (issue #22)
-has no such terms, so both runners execute ``local_train`` sequentially.
+The local step is a :class:`~pflnb.fl.plan.LocalPlan`: one phase trains the generic model (slot ``main``) with the
+:class:`RoDLoss` term and co-trains the personal head (slot ``personal``, the generic model with the client's head)
+with the same optimizer, so both runners execute it. Evaluation is a fused plan: the logits of ``main`` plus those of
+``personal``, whose body is the generic one.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from pflnb.algorithms.partial import WEIGHTS, aggregation_weights
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
+from pflnb.fl.plan import Batch, LocalPlan, Phase, PlanResult, Term, plan_module
 from pflnb.fl.training import accumulator_dtype, train_epochs
 
 GENERIC_LOSSES = ("bsm", "ce")
@@ -67,6 +68,29 @@ def log_class_prior(y: torch.Tensor, num_classes: int, dtype: torch.dtype) -> to
 def balanced_softmax_loss(logits: torch.Tensor, y: torch.Tensor, log_prior: torch.Tensor) -> torch.Tensor:
     """Mean −log(n_y e^{z_y} / Σ_c n_c e^{z_c}) = CE(z + log n, y) (FedRoD Eq. 5, Ren et al. 2020)."""
     return F.cross_entropy(logits + log_prior.to(logits.dtype), y)
+
+
+@dataclass(frozen=True)
+class RoDLoss(Term):
+    """L_G + L_P of the module docstring on one minibatch: the generic model's balanced softmax (``bsm``; else CE) on
+    its logits g(h), plus the CE of sg[g(h)] + p(sg[h]) with p the head of the co-trained slot ``personal`` (train
+    mode, as the module's). Records both parts (``loss_g``, ``loss_p``)."""
+
+    bsm: bool = True
+    personal: str = "personal"
+    needs_features = True
+
+    def anchors(self) -> tuple[str, ...]:
+        return ("prior",)
+
+    def loss(self, b: Batch) -> torch.Tensor:
+        """The sum of both losses (each a batch mean)."""
+        h, g = b.features, b.logits
+        lg = b.cross_entropy(g + b.anchor("prior")["log_prior"].to(g.dtype), b.y) if self.bsm else b.cross_entropy(g, b.y)
+        lp = b.cross_entropy(g.detach() + b.slot_head(self.personal, h.detach()), b.y)
+        b.keep("loss_g", lg)
+        b.keep("loss_p", lp)
+        return lg + lp
 
 
 class SumOfHeads(nn.Module):
@@ -100,38 +124,30 @@ class FedRoD(Algorithm):
     def _personal(self, ctx: Any, server: dict[str, Any], phead: S.State) -> nn.Module:
         return ctx.load(S.update(server["model"], phead), "fedrod-personal")
 
-    def _head_params(self, ctx: Any, model: nn.Module) -> list[nn.Parameter]:
-        keys = set(ctx.head_keys)
-        return [p for n, p in model.named_parameters() if n in keys]
-
-    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """Local epochs of SGD on L_G + L_P (module docstring): f, g by the balanced softmax, p by CE of the sum."""
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """Local epochs (stream ``train``) of one optimizer on L_G + L_P (:class:`RoDLoss`): the generic model (slot
+        ``main``, every parameter) and the personal head (slot ``personal``'s head entries, co-trained); anchor
+        ``prior``: log n_{i,c} of the client's training labels."""
         data = ctx.client(cid).train
-        model = ctx.load(server["model"])
-        personal = self._personal(ctx, server, client["phead"])
-        personal.train()
-        p_params = self._head_params(ctx, personal)
-        log_prior = log_class_prior(data.y, ctx.data.num_classes, torch.float64)
-        bsm = self.params.generic_loss == "bsm"
-        parts: list[torch.Tensor] = []
+        heads = tuple(ctx.head_keys)
+        term = RoDLoss(self.params.generic_loss == "bsm")
+        prior = {"log_prior": log_class_prior(data.y, ctx.data.num_classes, torch.float64)}
+        models = {"main": server["model"], "personal": S.update(server["model"], client["phead"])}
+        phase = Phase(ctx.optim, terms=(term,), ce=False, co_train=(("personal", heads),))
+        return LocalPlan(cid, models, (phase,), {"prior": prior})
 
-        def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-            h = m.features(x)
-            g = m.head(h)
-            lg = balanced_softmax_loss(g, y, log_prior) if bsm else F.cross_entropy(g, y)
-            lp = F.cross_entropy(g.detach() + personal.head(h.detach()), y)
-            parts.append(torch.stack([lg.detach(), lp.detach()]).to(accumulator_dtype(lg.device)))
-            return lg + lp
-
-        params = list(model.parameters()) + p_params
-        m = train_epochs(model, data, ctx.optim, ctx.generator("train", cid), params=params, loss_fn=loss_fn)
-        means = torch.stack(parts).mean(0).tolist() if parts else [0.0, 0.0]
-        new = ctx.state_of(model)
-        phead = S.select(ctx.state_of(personal), ctx.head_keys)
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """Send the generic model; the client keeps its personal head. Metrics: the mean of each loss over the steps."""
+        r = result.phases[0]
+        parts = [r.recorded("loss_g"), r.recorded("loss_p")]
+        acc = accumulator_dtype(result.models["main"][next(iter(result.models["main"]))].device)
+        means = torch.stack(parts, 1).to(acc).mean(0).tolist() if r.steps else [0.0, 0.0]
         return ClientUpdate(
-            client={**client, "phead": phead},
-            message={"state": new},
-            metrics={"loss": means[0], "personal_loss": means[1], "steps": m["steps"]},
+            client={**client, "phead": S.select(result.models["personal"], ctx.head_keys)},
+            message={"state": result.models["main"]},
+            metrics={"loss": means[0], "personal_loss": means[1], "steps": r.steps},
         )
 
     def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
@@ -146,9 +162,15 @@ class FedRoD(Algorithm):
         """The generic model (body and generic head); the prediction adds the personal head (``eval_module``)."""
         return server["model"]
 
+    def eval_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """g(f(x)) + p_i(f(x)): the logits of the generic model (slot ``main``) plus those of slot ``personal`` (the
+        generic body with the client's personal head)."""
+        models = {"main": server["model"], "personal": S.update(server["model"], client["phead"])}
+        return LocalPlan(cid, models, fuse=("main", "personal"))
+
     def eval_module(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> nn.Module:
-        """g(f(x)) + p_i(f(x)) with the server's body and generic head and the client's personal head."""
-        return SumOfHeads(ctx.load(server["model"]), self._personal(ctx, server, client["phead"]))
+        """The module of :meth:`eval_plan`."""
+        return plan_module(ctx, self.eval_plan(ctx, cid, server, client))
 
     def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> nn.Module:
         """The generic model; fine-tuned: plus a personal head trained from the initial one on the client's train
@@ -166,6 +188,6 @@ class FedRoD(Algorithm):
             return F.cross_entropy(g + m.head(h), y)
 
         gen = ctx.generator("unseen", data.cid)
-        params = self._head_params(ctx, personal)
+        params = [p for n, p in personal.named_parameters() if n in set(ctx.head_keys)]
         train_epochs(personal, data.train, ctx.optim, gen, epochs=ctx.finetune_epochs, params=params, loss_fn=loss_fn)
         return SumOfHeads(generic, personal)

@@ -206,7 +206,7 @@ def train_schedule(ctx: Any, plans: Sequence[LocalPlan], phase: Phase, sizes: Se
     drawn as :func:`~pflnb.fl.training.train_epochs` draws them."""
     out = []
     for plan, n in zip(plans, sizes):
-        gen = ctx.generator(phase.stream, plan.cid)
+        gen = phase.generator(ctx, plan.cid)
         steps: list[list[torch.Tensor]] = []
         for _ in range(phase.n_epochs):
             epoch = batch_indices(n, phase.optim.batch_size, gen, True, phase.optim.drop_last)
@@ -463,12 +463,13 @@ class _Ops:
     """The runner operations of one client's :class:`~pflnb.fl.plan.Batch` inside ``vmap``: the functional model,
     the sample mask, the anchors, the other slots, the plan values and their optimizer states."""
 
-    def __init__(self, fm: FunctionalModel, phase: Phase, m, anch, slots=None, values=None, opt=None) -> None:
+    def __init__(self, fm: FunctionalModel, phase: Phase, m, anch, slots=None, values=None, opt=None, cols=None) -> None:
         self.ms = m if isinstance(m, tuple) else (m,)  # one sample mask per minibatch of the step
         self.fm, self.phase, self.m, self.anch = fm, phase, self.ms[0], anch
-        self.slots, self.values, self.opt = slots or {}, values or {}, opt or {}
+        self.slots, self.values, self.opt, self.cols = slots or {}, values or {}, opt or {}, cols or {}
         self.new_opt: dict[str, dict[str, torch.Tensor]] = {}
         self.kept: dict[str, torch.Tensor] = {}
+        self.slot_buffers: dict[str, dict[str, torch.Tensor]] = {}  # BN buffers of co-trained slots' passes
         self.x: torch.Tensor | None = None
 
     def anchor(self, name: str):
@@ -501,6 +502,23 @@ class _Ops:
     def keep(self, name: str, value: torch.Tensor) -> None:
         self.kept[name] = value
 
+    def slot_head(self, name: str, features: torch.Tensor) -> torch.Tensor:
+        c = self.fm.bn
+        saved = c.mask, c.training, c.new_buffers
+        c.mask, c.training, c.new_buffers = self.m, True, {}
+        try:
+            state = {k.partition(".")[2]: v for k, v in self.slots[name].items() if k.startswith("head.")}
+            out = functional_call(self.fm.net.net.head, state, (features,), strict=True)
+            self.slot_buffers[name] = dict(c.new_buffers)
+            return out
+        finally:
+            c.mask, c.training, c.new_buffers = saved
+
+    def column(self, name: str) -> torch.Tensor:
+        if name not in self.cols:
+            raise ValueError(f"b.column({name!r}): the plan declares no such column")
+        return self.cols[name]
+
     def slot(self, name: str):
         return self.slots[name]
 
@@ -531,14 +549,19 @@ class _TermLoss:
         self.recording = [t for t in phase.terms if t.records]
         self.updating = [t for t in phase.terms if t.updates]
 
-    def __call__(self, state: dict[str, torch.Tensor], x, y, m, anch) -> tuple[torch.Tensor, dict]:
+    def __call__(self, state: dict[str, torch.Tensor], x, y, m, anch, cols=None) -> tuple[torch.Tensor, dict]:
         """(loss, aux): the masked cross-entropy plus every term's loss; aux: the loss value, the new BN buffers and
-        the terms' records."""
+        the terms' records. Entries ``slot/name`` of ``state`` are the co-trained slots' (``b.slot`` in the loss)."""
+        joint: dict[str, dict[str, torch.Tensor]] = {}
+        if self.phase.co_train:
+            for k in [k for k in state if "/" in k]:
+                s, _, n = k.partition("/")
+                joint.setdefault(s, {})[n] = state.pop(k)
         if self.phase.needs_features:
             (h, logits), new_b = self.fm(state, x, m, True, features=True)
         else:
             (logits, new_b), h = self.fm(state, x, m, True), None
-        ops = _Ops(self.fm, self.phase, m, anch)
+        ops = _Ops(self.fm, self.phase, m, anch, joint, cols=cols)
         ops.x = x
         b = Batch(x, y, state, ops, logits, h, self.step, self.phase.step_lr)
         for t in self.recording:
@@ -549,13 +572,14 @@ class _TermLoss:
             extra = t.loss(b)
             if extra is not None:
                 loss = extra if loss is None else loss + extra
+        new_b = {**new_b, **{slot_key(s, k): v for s, bs in ops.slot_buffers.items() for k, v in bs.items()}}
         return loss, {"loss": loss.detach(), "buffers": new_b, "records": ops.kept}
 
-    def update(self, state, x, y, m, anch, slots, values, opt) -> tuple[dict, dict]:
+    def update(self, state, x, y, m, anch, slots, values, opt, cols=None) -> tuple[dict, dict]:
         """Every term's after-step update of one client (later terms see earlier terms' values) and the new optimizer
         states of the slots the terms trained."""
         out: dict[str, torch.Tensor] = {}
-        ops = _Ops(self.fm, self.phase, m, anch, slots, values, opt)
+        ops = _Ops(self.fm, self.phase, m, anch, slots, values, opt, cols)
         parts = tuple(zip(x, y)) if isinstance(x, tuple) else ((x, y),)
         ops.x = parts[0][0]
         for t in self.updating:
@@ -598,9 +622,11 @@ def _train_phase(
     values: dict[str, torch.Tensor],
     data: tuple,
     optims: dict[str, dict[str, Any]],
+    cols: dict[str, torch.Tensor] | None = None,
 ) -> list[PhaseResult]:
     """Train slot ``phase.model`` of every client (``slots``, ``values`` stacked; replaced in place by the results;
-    ``optims``: the optimizer states of the ``opt_state`` keys, continued and stored)."""
+    ``optims``: the optimizer states of the ``opt_state`` keys, continued and stored; ``cols``: the plans' columns,
+    stacked and padded like the samples)."""
     xs, ys, sizes = data
     slot = slots[phase.model]
     n_clients, device = len(plans), xs.device
@@ -615,7 +641,9 @@ def _train_phase(
         return [PhaseResult(0.0, 0) for _ in plans]
     wanted = set(fm.param_names if phase.trainable is None else phase.trainable)
     trainable = [n for n in fm.param_names if n in wanted]
+    trainable += [slot_key(s, n) for s, keys in phase.co_train for n in fm.param_names if n in set(keys)]
     fixed = [n for n in fm.param_names if n not in wanted]
+    fixed += [slot_key(s, k) for s, keys in phase.co_train for k in fm.state_keys if k not in set(keys) or k not in fm.param_names]
     buffers = list(fm.buffer_names)
     anchors, anchor_dims = _anchor_inputs(plans, phase.anchor_names())
     terms = _TermLoss(fm, phase)
@@ -623,11 +651,16 @@ def _train_phase(
     by_optimizer = phase.update == "optimizer"
     scaling = [t for t in phase.terms if t.scales]
 
-    def client_loss(train_p, fixed_p, bufs, x, y, m, anch):
-        return terms({**fixed_p, **train_p, **bufs}, x, y, m, anch)
+    cols = cols or {}
+    if cols and phase.per_step > 1:
+        raise ValueError("plan columns need phases whose steps take one minibatch (per_step=1)")
+    col_dim = 0 if cols else None
 
-    step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims))
-    update = vmap(terms.update, in_dims=(0, 0, 0, 0, anchor_dims, 0, 0, 0)) if terms.updating else None
+    def client_loss(train_p, fixed_p, bufs, x, y, m, anch, c):
+        return terms({**fixed_p, **train_p, **bufs}, x, y, m, anch, c)
+
+    step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims, col_dim))
+    update = vmap(terms.update, in_dims=(0, 0, 0, 0, anchor_dims, 0, 0, 0, col_dim)) if terms.updating else None
     live = LiveSet(n_clients, device)
     extra = {"__total": torch.zeros(n_clients, dtype=accumulator_dtype(device), device=device)}
     for s in co:
@@ -640,7 +673,7 @@ def _train_phase(
     cur = stack.cur
     carried = optims.get(phase.opt_state) if phase.opt_state is not None else None
     opt = FunctionalOptimizer(phase, {k: cur[k] for k in trainable} if by_optimizer else {}, sched.active, carried)
-    data_rows = {"xs": xs, "ys": ys}
+    data_rows = {"xs": xs, "ys": ys, **{"#" + k: v for k, v in cols.items()}}
     recs: list[tuple[list, dict[str, torch.Tensor], torch.Tensor]] = []
     for t in range(len(sched.active_host)):
         local = live.shrink(sched.active_host[t])
@@ -651,6 +684,7 @@ def _train_phase(
         ix, m, act = sched.idx[t, live.index, :w], sched.mask[t, live.index, :w], sched.active[t, live.index]
         rows = torch.arange(len(live.pos), device=device)[:, None]
         x, y = data_rows["xs"][rows, ix], data_rows["ys"][rows, ix]
+        c = {k: data_rows["#" + k][rows, ix] for k in cols}
         if phase.per_step > 1:  # every minibatch of the step, each with its own width and mask
             sub = [(p.idx[t, live.index, : p.width(t, live.pos)], p.mask[t, live.index, : p.width(t, live.pos)]) for p in parts]
             x = tuple(data_rows["xs"][rows, i] for i, _ in sub)
@@ -660,7 +694,7 @@ def _train_phase(
         aux = {"records": {}}
         if by_optimizer:
             grads, aux = step(
-                {k: cur[k] for k in trainable}, {k: cur[k] for k in fixed}, {k: cur[k] for k in buffers}, x, y, m, anchors
+                {k: cur[k] for k in trainable}, {k: cur[k] for k in fixed}, {k: cur[k] for k in buffers}, x, y, m, anchors, c
             )
             for t_ in scaling:  # from the anchors as they are now (stacked ones follow the compaction)
                 for k, mult in (t_.grad_scale(anchors) or {}).items():
@@ -675,7 +709,7 @@ def _train_phase(
             co_in = {s: {k: cur[slot_key(s, k)] for k in slots[s]} for s in co}
             opt_in = {s: {k[len(s) + 2 :]: v for k, v in cur.items() if k.startswith("@" + s + "/")} for s in co}
             vals = {k: cur[value_key(k)] for k in values}
-            new, new_opt = update(state, x, y, m, anchors, co_in, vals, opt_in)
+            new, new_opt = update(state, x, y, m, anchors, co_in, vals, opt_in, c)
             if not by_optimizer:
                 aux["loss"] = new.pop(LOSS_KEY)
             new.update({"@" + slot_key(s, k): v for s, d in new_opt.items() for k, v in d.items()})
@@ -759,6 +793,7 @@ def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan]) -> Chun
     slots = {name: stack_states([p.models[name] for p in plans], keys) for name in first.models}
     values = {name: torch.stack([p.values[name].detach() for p in plans]) for name in first.values}
     data = pad_splits([ctx.client(p.cid).split(p.split) for p in plans])
+    cols = {k: torch.nn.utils.rnn.pad_sequence([p.columns[k] for p in plans], batch_first=True) for k in first.columns}
     per_client: list[list[PhaseResult]] = [[] for _ in plans]
     optims: dict[str, dict[str, Any]] = {}
     with fm.attrs(first.model_attrs):
@@ -766,7 +801,7 @@ def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan]) -> Chun
             if phase.kind == "gradient":
                 slots[phase.model], res = _gradient_phase(fm, plans, phase, slots[phase.model], data)
             else:
-                res = _train_phase(ctx, fm, plans, phase, slots, values, data, optims)
+                res = _train_phase(ctx, fm, plans, phase, slots, values, data, optims, cols)
             for c, r in enumerate(res):
                 per_client[c].append(r)
     return ChunkResult(slots, per_client, values)
@@ -779,6 +814,7 @@ def plan_signature(plan: LocalPlan) -> tuple:
         tuple(sorted(plan.models)),
         tuple(sorted(plan.anchors)),
         tuple(sorted(plan.values)),
+        tuple(sorted(plan.columns)),
         plan.split,
         plan.model_attrs,
         plan.fuse,

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pflnb.data import Split
 from pflnb.fl import state as S
 from pflnb.fl.training import LossFn, OptimConfig, cross_entropy_loss, make_optimizer, train_epochs
 
@@ -84,6 +85,10 @@ class Batch:
         ``train``), without gradient; logits None unless ``head``."""
         return self._ops.forward(anchor, train, head)
 
+    def column(self, name: str) -> torch.Tensor:
+        """The rows of the plan's per-sample column ``name`` (:attr:`LocalPlan.columns`) for this minibatch's samples."""
+        return self._ops.column(name)
+
     def part(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(x, y) of minibatch ``i`` of a step that takes several (``Phase.per_step``; 0 is ``x``, ``y``)."""
         return self.parts[i]
@@ -106,12 +111,19 @@ class Batch:
         mode (a frozen head: BN layers use its running statistics)."""
         return self._ops.head(state, features)
 
+    def slot_head(self, name: str, features: torch.Tensor) -> torch.Tensor:
+        """Logits of the head of slot ``name`` (a slot the phase co-trains, :attr:`Phase.co_train`) on ``features``, in
+        train mode (from ``loss``): gradients flow into the slot's trained entries, and its BN running statistics
+        move and are kept in the slot."""
+        return self._ops.slot_head(name, features)
+
     def keep(self, name: str, value: torch.Tensor) -> None:
         """Record ``value`` (detached; a scalar per step, or per-sample rows) under ``name`` from within ``loss``."""
         self._ops.keep(name, value.detach())
 
     def slot(self, name: str) -> Mapping[str, torch.Tensor]:
-        """The current state of model slot ``name`` (a slot the term names in ``slots``; in ``update``)."""
+        """The current state of model slot ``name``: in ``update``, a slot the term names in ``slots``; in ``loss``, the
+        entries of a slot the phase co-trains (:attr:`Phase.co_train`), through which gradients flow."""
         return self._ops.slot(name)
 
     def value(self, name: str) -> torch.Tensor:
@@ -285,12 +297,15 @@ class Phase:
     ``per_step``: minibatches a step takes (:func:`~pflnb.fl.training.step_groups`; Per-FedAvg's pairs), ``per_epoch``:
     the most steps of an epoch (one minibatch of a fresh shuffle per epoch with 1: Per-FedAvg's adaptation);
     ``ce=False``: no cross-entropy in the loss (the terms give all of it); ``opt_state``: phases with the same key
-    continue one optimizer, its state carried over (Fed-CO2's two passes per model).
+    continue one optimizer, its state carried over (Fed-CO2's two passes per model); ``co_train``: (slot, parameter
+    names) of other slots trained jointly by the phase's optimizer on the phase's loss, which reads them through
+    ``b.slot`` (FedRoD's personal head); ``stream`` may be a tuple (name, *key): the generator
+    ``ctx.generator(name, cid, *key)`` (FedEM's stream per component).
     """
 
     optim: OptimConfig
     model: str = "main"
-    stream: str = "train"
+    stream: str | tuple[str | int, ...] = "train"
     trainable: tuple[str, ...] | None = None
     epochs: int | None = None
     lr: float | None = None
@@ -304,6 +319,7 @@ class Phase:
     per_epoch: int | None = None
     ce: bool = True
     opt_state: str | None = None
+    co_train: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in PHASE_KINDS:
@@ -315,6 +331,17 @@ class Phase:
         bad = [t for t in self.terms if not isinstance(t, Term)]
         if bad:
             raise TypeError(f"terms must be Term instances, got {bad!r}")
+        if self.co_train and (self.kind != "train" or self.update != "optimizer"):
+            raise ValueError("co_train needs a training phase whose optimizer makes the step (update='optimizer')")
+        if any(slot == self.model for slot, _ in self.co_train):
+            raise ValueError(f"co_train names the phase's own model slot {self.model!r}")
+
+    def generator(self, ctx: Any, cid: int) -> torch.Generator:
+        """The generator of this phase's minibatches for client ``cid``: ``ctx.generator(stream, cid)``, or
+        ``ctx.generator(name, cid, *key)`` for a tuple stream (name, *key)."""
+        if isinstance(self.stream, tuple):
+            return ctx.generator(self.stream[0], cid, *self.stream[1:])
+        return ctx.generator(self.stream, cid)
 
     @property
     def n_epochs(self) -> int:
@@ -336,15 +363,17 @@ class Phase:
         return sorted({a for t in self.terms for a in t.anchors()})
 
     def slot_names(self) -> list[str]:
-        """The other model slots the phase's terms update, sorted."""
-        return sorted({a for t in self.terms for a in t.slots()})
+        """The other model slots the phase's terms update or the phase co-trains, sorted."""
+        return sorted({a for t in self.terms for a in t.slots()} | {s for s, _ in self.co_train})
 
 
 @dataclass
 class LocalPlan:
     """A client's local work: start states by slot, frozen anchors, phases run in order on split ``split``,
     ``fuse``: in an evaluation plan, the slots whose logits are summed (Fed-CO2's Eq. 3; default: ``main``),
-    ``values``: per-client tensors the terms update (e.g. APFL's α), ``model_attrs``: attributes of the model set for
+    ``values``: per-client tensors the terms update (e.g. APFL's α), ``columns``: per-sample tensors aligned with the
+    split's samples (first dimension: the split's size) that terms read by minibatch (``b.column``; FedEM's
+    responsibilities), ``model_attrs``: attributes of the model set for
     this client's passes (pMixFed-Hetero's ``active_depth``; clients with different ones are batched apart), and
     ``info`` the algorithm keeps for ``finish_local`` (runners ignore it)."""
 
@@ -355,6 +384,7 @@ class LocalPlan:
     info: dict[str, Any] = field(default_factory=dict)
     split: str = "train"
     values: dict[str, torch.Tensor] = field(default_factory=dict)
+    columns: dict[str, torch.Tensor] = field(default_factory=dict)
     model_attrs: tuple[tuple[str, Any], ...] = ()
     fuse: tuple[str, ...] = ("main",)
 
@@ -431,6 +461,8 @@ class _ModuleTerms:
         self.heads: dict[tuple, nn.Module] = {}
         self.step = self.calls = 0  # the index of the current minibatch in the phase, minibatches so far
         self.x: torch.Tensor | None = None
+        self.labels: torch.Tensor | None = None  # with plan columns: the split's labels (the path draws indices)
+        self.rows: torch.Tensor | None = None  # the current minibatch's sample indices in the split
 
     # ---- the operations of a Batch --------------------------------------------------------------------
     def anchor(self, name: str) -> Mapping[str, torch.Tensor]:
@@ -462,6 +494,11 @@ class _ModuleTerms:
     def batchmean(values: torch.Tensor) -> torch.Tensor:
         return values.sum() / values.size(0)
 
+    def column(self, name: str) -> torch.Tensor:
+        if self.rows is None:
+            raise ValueError(f"b.column({name!r}): the plan declares no columns")
+        return self.plan.columns[name][self.rows]
+
     def head(self, state: Mapping[str, torch.Tensor], features: torch.Tensor) -> torch.Tensor:
         key = tuple(id(v) for v in state.values())  # a frozen head: one eval-mode copy per phase and state
         head = self.heads.get(key)
@@ -473,6 +510,12 @@ class _ModuleTerms:
 
     def keep(self, name: str, value: torch.Tensor) -> None:
         self.records.setdefault(name, []).append(value.reshape(1) if value.dim() == 0 else value)
+
+    def slot_head(self, name: str, features: torch.Tensor) -> torch.Tensor:
+        m = self._slot(name)
+        if not m.training:
+            m.train()
+        return m.head(features)
 
     def slot(self, name: str) -> dict[str, torch.Tensor]:
         m = self._slot(name)
@@ -512,6 +555,14 @@ class _ModuleTerms:
         return {k: params[k] for k in grads}
 
     # ---- the training path's hooks --------------------------------------------------------------------
+    def labels_of(self, y: torch.Tensor) -> torch.Tensor:
+        """The minibatch's labels: ``y`` itself, or, when the path draws sample indices (plan columns), their labels
+        (the indices kept for :meth:`column`)."""
+        if self.labels is None:
+            return y
+        self.rows = y
+        return self.labels[y]
+
     def batch(self, m: nn.Module, x: Any, y: Any, logits=None, features=None) -> Batch:
         """The :class:`Batch` of module ``m`` on (x, y) (tuples of minibatches when a step takes several)."""
         parts = tuple(zip(x, y)) if isinstance(x, tuple) else ((x, y),)
@@ -523,6 +574,7 @@ class _ModuleTerms:
         """Cross-entropy of the logits plus every term's loss; records the terms' rows (before the step)."""
         self.step = self.calls
         self.calls += 1
+        y = self.labels_of(y)
         if self.phase.needs_features:
             h = m.features(x)
             b = self.batch(m, x, y, None, h)
@@ -547,6 +599,7 @@ class _ModuleTerms:
 
     def after_step(self, m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> None:
         """Every term's ``update`` written into the modules' entries and the plan values."""
+        y = self.labels_of(y)
         for t in self.phase.terms:
             if t.updates:
                 with torch.no_grad():
@@ -556,6 +609,7 @@ class _ModuleTerms:
         """A step made by the terms (``update="terms"``): every term's update written, the reported loss returned."""
         self.step = self.calls
         self.calls += 1
+        y = self.labels_of(y)
         loss = None
         for t in self.phase.terms:
             if t.updates:
@@ -638,6 +692,11 @@ def run_phase(
     split = ctx.client(plan.cid).split(plan.split)
     terms = _ModuleTerms(ctx, plan, phase, module, slot, values)
     loss_fn = cross_entropy_loss if terms.plain else terms.loss
+    if plan.columns and not terms.plain and phase.kind == "train":  # draw sample indices: terms read the columns
+        if phase.per_step > 1:
+            raise ValueError("plan columns need phases whose steps take one minibatch (per_step=1)")
+        terms.labels = split.y
+        split = Split(split.x, torch.arange(len(split), device=split.y.device))
     if phase.kind == "gradient":
         saved = {k: b.detach().clone() for k, b in module.named_buffers()}
         loss, grad = full_gradient(module, split, phase.batch_size or phase.optim.batch_size, loss_fn)
@@ -647,8 +706,12 @@ def run_phase(
         return PhaseResult(loss, 0, terms.records, grad=grad)
     wanted = None if phase.trainable is None else set(phase.trainable)
     params = [p for n, p in module.named_parameters() if wanted is None or n in wanted]
+    for name, keys in phase.co_train:  # other slots' parameters trained jointly by this phase's optimizer
+        if slot is None:
+            raise ValueError(f"phase co-trains slot {name!r}: run it with the plan's slots (run_plan)")
+        params += [p for n, p in slot(name).named_parameters() if n in set(keys)]
     hook = terms.after_step if any(t.updates for t in phase.terms) else None
-    gen = ctx.generator(phase.stream, plan.cid)
+    gen = phase.generator(ctx, plan.cid)
     with _grad_scaled(module, phase, terms.anchors):
         if phase.update == "terms":
             m = train_epochs(
