@@ -199,7 +199,7 @@ def test_batched_equals_sequential_fedrod_paper_model(params):
     assert_same(*run_both("fedrod", params, model="co2-cnn", rounds=2, data=data))
 
 
-@pytest.mark.parametrize("method", ["apfl", "pfedme", "per-fedavg", "fedco2", "fedrod"])
+@pytest.mark.parametrize("method", ["apfl", "pfedme", "per-fedavg", "fedco2", "fedrod", "fedem"])
 def test_batched_equals_sequential_baseline_local_work_adam(method):
     """A second model's own optimizer state (Adam's moments and step counts) carried over the steps, and (Fed-CO2)
     an optimizer continued from one phase to the next."""

@@ -20,9 +20,10 @@ components would stay identical under EM); component m's minibatches come from s
 held-out client keeps the components fixed and uses uniform π; fine-tuned, it runs ``finetune_epochs`` E-step/π
 updates on its train split (the paper's new-client protocol: learn the mixture weights only).
 
-Not declared as a :class:`~pflnb.fl.plan.LocalPlan`: the M-step's loss weights every sample by its responsibility
-q_s(m), computed by an E-step over the whole split between rounds' plans; today's plan vocabulary (issue #22) has
-per-phase loss terms but no per-sample weights and no E-step, so both runners execute ``local_train`` sequentially.
+The local work is a :class:`~pflnb.fl.plan.LocalPlan`: the E-step (forward passes of the received components in
+eval mode, no training) runs when the plan is made, its responsibilities become the plan's per-sample columns
+``q0``..``q{M-1}``, and the M-step is one phase per component (slot ``c{m}``, stream ("train", m)) whose
+:class:`WeightedCE` term reads them, so both runners execute it.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pflnb.data.federated import Split
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.engine import derive_seed
-from pflnb.fl.training import train_epochs
+from pflnb.fl.plan import Batch, FusedModel, LocalPlan, Phase, PlanResult, Term, plan_module
 
 
 @dataclass(frozen=True)
@@ -75,18 +76,20 @@ def e_step(losses: torch.Tensor, pi: torch.Tensor) -> torch.Tensor:
     return torch.softmax(torch.log(pi)[:, None] - losses, dim=0).T
 
 
-class Mixture(nn.Module):
-    """Logits log Σ_m π_m softmax(h_m(x)): the log of FedEM's mixture prediction."""
+@dataclass(frozen=True)
+class WeightedCE(Term):
+    """The M-step's loss: the batch mean of q_s·ℓ_s, q the plan column ``column`` (a component's responsibilities)."""
 
-    def __init__(self, models: list[nn.Module], pi: torch.Tensor) -> None:
-        super().__init__()
-        self.models = nn.ModuleList(models)
-        self.register_buffer("log_pi", torch.log(pi))
+    column: str
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """log p(y | x) of the mixture for every class."""
-        logp = [lp + F.log_softmax(m(x), dim=1) for lp, m in zip(self.log_pi.to(x.dtype), self.models)]
-        return torch.logsumexp(torch.stack(logp), dim=0)
+    def loss(self, b: Batch) -> torch.Tensor:
+        """Σ_{s∈B} q_s(m) ℓ_{m,s} / |B|."""
+        q = b.column(self.column).to(b.logits.dtype)
+        return b.mean(q * F.cross_entropy(b.logits, b.y, reduction="none"))
+
+
+def _slot(m: int) -> str:
+    return f"c{m}"
 
 
 @register
@@ -120,32 +123,38 @@ class FedEM(Algorithm):
     def _pi(self, ctx: Any, pi: list[float]) -> torch.Tensor:
         return torch.tensor(pi, dtype=torch.float64, device=ctx.device)
 
-    def local_train(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> ClientUpdate:
-        """E-step and π update on the client's train split, then the M-step: local epochs per component on the
-        responsibility-weighted loss (module docstring)."""
+    def local_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """The E-step and π update on the client's train split (forward passes only), then the M-step as one phase per
+        component on the responsibility-weighted loss (module docstring)."""
         data = ctx.client(cid).train
-        models = self._models(ctx, server["components"])
+        comps = server["components"]
         pi = self._pi(ctx, client["pi"])
-        losses = torch.stack([sample_losses(m, data) for m in models])
+        losses = torch.stack([sample_losses(m, data) for m in self._models(ctx, comps)])
         nll = -torch.logsumexp(torch.log(pi)[:, None] - losses, dim=0).mean()
         q = e_step(losses, pi)
-        new_pi = q.mean(0)
-        index = Split(data.x, torch.arange(len(data), device=data.y.device))
-        states, total, steps = [], 0.0, 0
-        for m, model in enumerate(models):
-            w = q[:, m]
+        phases = tuple(
+            Phase(ctx.optim, _slot(m), ("train", m), terms=(WeightedCE(f"q{m}"),), ce=False) for m in range(len(comps))
+        )
+        return LocalPlan(
+            cid,
+            {_slot(m): state for m, state in enumerate(comps)},
+            phases,
+            info={"pi": q.mean(0).tolist(), "nll": float(nll)},
+            columns={f"q{m}": q[:, m].contiguous() for m in range(len(comps))},
+        )
 
-            def loss_fn(net: nn.Module, x: torch.Tensor, i: torch.Tensor, w: torch.Tensor = w) -> torch.Tensor:
-                logits = net(x)
-                return (w[i].to(logits.dtype) * F.cross_entropy(logits, data.y[i], reduction="none")).mean()
-
-            r = train_epochs(model, index, ctx.optim, ctx.generator("train", cid, m), loss_fn=loss_fn)
-            states.append(ctx.state_of(model))
-            total, steps = total + r["loss"], steps + r["steps"]
+    def finish_local(
+        self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any], plan: LocalPlan, result: PlanResult
+    ) -> ClientUpdate:
+        """Send the components; the client keeps its new π. Metrics: the components' mean losses summed, their steps
+        summed, and the mixture's negative log-likelihood before the round."""
+        total, steps = 0.0, 0
+        for r in result.phases:
+            total, steps = total + r.loss, steps + r.steps
         return ClientUpdate(
-            client={**client, "pi": new_pi.tolist()},
-            message={"components": states},
-            metrics={"loss": total, "steps": steps, "nll": float(nll)},
+            client={**client, "pi": plan.info["pi"]},
+            message={"components": [result.models[_slot(m)] for m in range(len(plan.phases))]},
+            metrics={"loss": total, "steps": steps, "nll": plan.info["nll"]},
         )
 
     def aggregate(self, ctx: Any, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict[str, Any]:
@@ -161,9 +170,18 @@ class FedEM(Algorithm):
         """The first component (the prediction is the mixture: ``eval_module``)."""
         return server["components"][0]
 
+    def eval_plan(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> LocalPlan:
+        """The mixture Σ_m π_{i,m} softmax(h_{θ_m}(x)) of the server's components (slots ``c{m}``) with the client's π:
+        a fused plan with log-weights log π (its logits are the log of the mixture)."""
+        comps = server["components"]
+        log_pi = torch.log(self._pi(ctx, client["pi"]))
+        slots = tuple(_slot(m) for m in range(len(comps)))
+        models = {_slot(m): state for m, state in enumerate(comps)}
+        return LocalPlan(cid, models, values={"log_pi": log_pi}, fuse=slots, mix="log_pi")
+
     def eval_module(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> nn.Module:
-        """The mixture Σ_m π_{i,m} softmax(h_{θ_m}(x)) of the server's components with the client's π (log)."""
-        return Mixture(self._models(ctx, server["components"]), self._pi(ctx, client["pi"]))
+        """The module of :meth:`eval_plan`."""
+        return plan_module(ctx, self.eval_plan(ctx, cid, server, client))
 
     def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> nn.Module:
         """The mixture with uniform π; fine-tuned: π from ``finetune_epochs`` E-step/π updates on the client's
@@ -175,7 +193,7 @@ class FedEM(Algorithm):
             losses = torch.stack([sample_losses(m, data.train) for m in models])
             for _ in range(ctx.finetune_epochs):
                 pi = e_step(losses, pi).mean(0)
-        return Mixture(models, pi)
+        return FusedModel(*models, log_weights=torch.log(pi))
 
     def round_internals(self, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]) -> dict[str, Any]:
         """Every client's mixture weights π."""

@@ -33,7 +33,18 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from pflnb.fl import state as S
-from pflnb.fl.plan import LOSS_KEY, Batch, LocalPlan, Phase, PhaseResult, PlanResult, set_model_attrs, slot_key, value_key
+from pflnb.fl.plan import (
+    LOSS_KEY,
+    Batch,
+    LocalPlan,
+    Phase,
+    PhaseResult,
+    PlanResult,
+    fuse_logits,
+    set_model_attrs,
+    slot_key,
+    value_key,
+)
 from pflnb.fl.training import accumulator_dtype, batch_indices, step_groups
 
 # ------------------------------------------------------------------------------------------ the functional model
@@ -818,38 +829,42 @@ def plan_signature(plan: LocalPlan) -> tuple:
         plan.split,
         plan.model_attrs,
         plan.fuse,
+        plan.mix,
     )
 
 
 @torch.no_grad()
 def evaluate_stacked(
-    fm: FunctionalModel, states: dict[str, torch.Tensor] | S.State, shared: bool, splits: Sequence[Any], block: int = 1024
+    fm: FunctionalModel,
+    states: dict[str, torch.Tensor] | S.State,
+    shared: bool,
+    splits: Sequence[Any],
+    block: int = 1024,
+    log_weights: torch.Tensor | None = None,
 ) -> list[dict[str, float]]:
     """Accuracy and mean cross-entropy of each client's model (eval mode) on its split, as
     :func:`pflnb.fl.training.evaluate` computes them; ``states`` stacked, or one state for all when ``shared``; a list
-    of stacked states: the sum of their logits (a fused evaluation plan)."""
+    of stacked states: their fused logits (:func:`~pflnb.fl.plan.fuse_logits`; a fused evaluation plan), with
+    ``log_weights`` (clients × models) a mixture."""
     xs, ys, sizes = pad_splits(splits)
     n_clients, device = len(splits), xs.device
     mask_all = torch.zeros(n_clients, xs.shape[1], dtype=torch.bool, device=device)
     for c, n in enumerate(sizes):
         mask_all[c, :n] = True
 
-    def client_logits(state, x, m):
-        if isinstance(state, list):  # fused: the sum of several models' logits
-            out = fm(state[0], x, m, False)[0]
-            for st in state[1:]:
-                out = out + fm(st, x, m, False)[0]
-            return out
+    def client_logits(state, x, m, lw):
+        if isinstance(state, list):  # fused: several models' logits
+            return fuse_logits([fm(st, x, m, False)[0] for st in state], lw)
         return fm(state, x, m, False)[0]
 
-    fwd = vmap(client_logits, in_dims=(None if shared else 0, 0, 0))
+    fwd = vmap(client_logits, in_dims=(None if shared else 0, 0, 0, None if log_weights is None else 0))
     loss = torch.zeros(n_clients, dtype=torch.float64, device=device)
     correct = torch.zeros(n_clients, dtype=torch.long, device=device)
     for start in range(0, xs.shape[1], block):
         x, y, m = xs[:, start : start + block], ys[:, start : start + block], mask_all[:, start : start + block]
         first = states[0] if isinstance(states, list) else states
         mf = m.to(next(v for v in first.values() if v.is_floating_point()).dtype)
-        logits = fwd(states, x, mf)
+        logits = fwd(states, x, mf, log_weights)
         ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").reshape(y.shape)
         loss += torch.where(m, ce, torch.zeros_like(ce)).double().sum(1)
         correct += ((logits.argmax(-1) == y) & m).sum(1)

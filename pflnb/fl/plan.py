@@ -375,7 +375,9 @@ class LocalPlan:
     split's samples (first dimension: the split's size) that terms read by minibatch (``b.column``; FedEM's
     responsibilities), ``model_attrs``: attributes of the model set for
     this client's passes (pMixFed-Hetero's ``active_depth``; clients with different ones are batched apart), and
-    ``info`` the algorithm keeps for ``finish_local`` (runners ignore it)."""
+    ``info`` the algorithm keeps for ``finish_local`` (runners ignore it); ``mix``: in a fused evaluation plan, the
+    plan value holding one log-weight per ``fuse`` slot, the logits then being log Σ_m e^{w_m} softmax(z_m) (a mixture
+    of the slots' predictions, FedEM's) rather than the sum."""
 
     cid: int
     models: dict[str, S.State]
@@ -387,6 +389,7 @@ class LocalPlan:
     columns: dict[str, torch.Tensor] = field(default_factory=dict)
     model_attrs: tuple[tuple[str, Any], ...] = ()
     fuse: tuple[str, ...] = ("main",)
+    mix: str | None = None
 
 
 def set_model_attrs(module: nn.Module, attrs: tuple[tuple[str, Any], ...]) -> nn.Module:
@@ -786,19 +789,29 @@ def run_plan(ctx: Any, plan: LocalPlan) -> PlanResult:
     return PlanResult(models, results, values)
 
 
-class FusedModel(nn.Module):
-    """A module whose logits are the sum of its members' logits (an evaluation plan's ``fuse``; Fed-CO2's Eq. 3)."""
+def fuse_logits(logits: list[torch.Tensor], log_weights: torch.Tensor | None = None) -> torch.Tensor:
+    """The fused logits of several models: their sum, in order (Fed-CO2's Eq. 3), or with ``log_weights`` (one per
+    model) the log of the mixture of their predictions, log Σ_m e^{w_m} softmax(z_m) (FedEM)."""
+    if log_weights is None:
+        out = logits[0]
+        for z in logits[1:]:
+            out = out + z
+        return out
+    lw = log_weights.to(logits[0].dtype)
+    return torch.logsumexp(torch.stack([lw[i] + F.log_softmax(z, dim=-1) for i, z in enumerate(logits)]), dim=0)
 
-    def __init__(self, *members: nn.Module) -> None:
+
+class FusedModel(nn.Module):
+    """A module whose logits fuse its members' logits (:func:`fuse_logits`; an evaluation plan's ``fuse``)."""
+
+    def __init__(self, *members: nn.Module, log_weights: torch.Tensor | None = None) -> None:
         super().__init__()
         self.members = nn.ModuleList(members)
+        self.log_weights = log_weights
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Σ of the members' logits, in order."""
-        out = self.members[0](x)
-        for m in self.members[1:]:
-            out = out + m(x)
-        return out
+        """The fused logits of the members, in order."""
+        return fuse_logits([m(x) for m in self.members], self.log_weights)
 
 
 def plan_module(ctx: Any, plan: LocalPlan) -> nn.Module:
@@ -808,7 +821,7 @@ def plan_module(ctx: Any, plan: LocalPlan) -> nn.Module:
         if plan.phases:
             raise ValueError("plan_module: a fused evaluation plan has no phases")
         mods = [set_model_attrs(ctx.load(plan.models[s], s), plan.model_attrs) for s in plan.fuse]
-        return FusedModel(*mods)
+        return FusedModel(*mods, log_weights=plan.values[plan.mix] if plan.mix else None)
     module = set_model_attrs(ctx.load(plan.models["main"], "main"), plan.model_attrs)
     for phase in plan.phases:
         if phase.model != "main":

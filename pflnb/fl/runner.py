@@ -257,6 +257,7 @@ class BatchedRunner:
         return {k: [rows[c][k] for c in range(n)] for k in keys}
 
     def _eval_chunk(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
+        log_weights = torch.stack([p.values[p.mix] for p in plans]) if plans[0].mix else None
         if plans[0].fuse != ("main",):
             stacked = [B.stack_states([p.models[s] for p in plans], fm.state_keys) for s in plans[0].fuse]
         elif plans[0].phases:
@@ -267,7 +268,7 @@ class BatchedRunner:
         for split in ("val", "test"):
             splits = [ctx.client(p.cid).split(split) for p in plans]
             with fm.attrs(plans[0].model_attrs):
-                res = B.evaluate_stacked(fm, stacked, False, splits, B.eval_block(ctx.device, len(plans)))
+                res = B.evaluate_stacked(fm, stacked, False, splits, B.eval_block(ctx.device, len(plans)), log_weights)
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out
