@@ -212,9 +212,44 @@ FEDFAC_EXACT = [
     {"partition": "random_fixed", "mask": "shared"},
     {"partition": "random_redrawn", "mask": "personal"},
 ]
-# FedFac's dynamic factor analysis (a fit run to tol 1e-5 on the round's trained weights) turns rounding-level
-# differences of the local updates (1e-15) into ~1e-9 in its loadings and ~1e-8 in the states two rounds later.
-FA_TOL = 1e-6
+# Dynamic FedFac refits the split every round with a factor analysis of the clients' trained layer weights: the
+# MINRES fit (L-BFGS-B on the uniquenesses ψ, stopped at a projected gradient of 1e-7) gives ν, and ν the masks.
+# The runners' trained weights differ by rounding (4e-16 in round 1, 3e-14 in round 2). The masks agree (the ν
+# nearest the median threshold is ≥ 2e-3 from it), and with them every state and metric, to 2e-14. What amplifies
+# is where the fit stops. At the default κ = 0.85 (G = 45 factors of 64, 12 ψ on the 0 bound, ~125 iterations) the
+# two L-BFGS-B paths drift apart once ψ reach the bound (1e-15, 1e-12 by iteration 50, 1e-9 by 80) and stop with ν
+# apart by 1.6e-9 (round 1) and 6.2e-8 (round 2); a random 1e-15 symmetric perturbation of R moves ν as much (up to
+# 4e-8). The problem itself is well conditioned (the Hessian on the free ψ: condition ~5e2, smallest eigenvalue
+# 8e-4, so the exact minimizers move by ~1e-15/8e-4 ≈ 1e-12), but the fit stops 1e-5 to 6e-5 away from its exact
+# minimizer: the 6e-8 is amplified rounding, far below the fit's own error. With fewer factors (κ = 0.45: G = 18,
+# no ψ on a bound, 22-24 iterations, Hessian condition ~25) the same perturbation moves ν by ≤ 7e-14 and the two
+# runs, FA record included, agree to 1e-14.
+FA_FIELDS = ("nu", "last_change", "gradient")  # where the fit stopped (the FA record; nothing is computed from them)
+FA_RECORD_TOL = 1e-6  # the κ = 0.85 record only: 6.2e-8 measured, well below the fit's own 1e-5
+
+
+def split_fa_record(run: dict) -> tuple[dict, list]:
+    """The run without FedFac's FA-fit record (``FA_FIELDS`` of ``final.server.fa`` and the matching ``fa_*``
+    internals), and that record. Masks, G, iterations and convergence stay in the run."""
+
+    def strip(internals):
+        return {k: v for k, v in internals.items() if not k.startswith(tuple(f"fa_{f}/" for f in FA_FIELDS))}
+
+    server = run["final"]["server"]
+    fa = {name: {k: v for k, v in info.items() if k not in FA_FIELDS} for name, info in server["fa"].items()}
+    record = [{k: info[k] for k in FA_FIELDS} for info in server["fa"].values()]
+    record += [{k: v for k, v in r["internals"].items() if k not in strip(r["internals"])} for r in run["rounds"]]
+    rounds = [{**r, "internals": strip(r["internals"])} for r in run["rounds"]]
+    final = {**run["final"], "server": {**server, "fa": fa, "internals": strip(server["internals"])}}
+    return {**run, "rounds": rounds, "final": final}, record
+
+
+def assert_same_fedfac(seq, bat):
+    """Everything to 1e-10, and the FA-fit record to ``FA_RECORD_TOL`` (the default κ = 0.85, see above)."""
+    (seq, seq_fa), (bat, bat_fa) = split_fa_record(seq), split_fa_record(bat)
+    assert all(seq_fa) and [list(r) for r in seq_fa] == [list(r) for r in bat_fa]  # the record is there
+    assert_same(seq, bat)
+    assert max_diff(seq_fa, bat_fa) < FA_RECORD_TOL
 
 
 @pytest.mark.parametrize("params", FEDFAC_EXACT, ids=str)
@@ -225,9 +260,12 @@ def test_batched_equals_sequential_fedfac(params):
 
 
 def test_batched_equals_sequential_fedfac_dynamic_fa():
-    seq, bat = run_both("fedfac", rounds=2)
-    assert max_diff([r["client_metrics"] for r in seq["rounds"]], [r["client_metrics"] for r in bat["rounds"]]) < TOL
-    assert_same(seq, bat, FA_TOL)
+    """Dynamic FA (the split refitted from the trained weights every round, and changed by it) where the fit is
+    well conditioned (κ = 0.45, see above): everything, the FA record included, equal to 1e-10."""
+    seq, bat = run_both("fedfac", {"kappa": 0.45}, rounds=2)
+    stable = [r["internals"]["stable/conv2"] for r in seq["rounds"]]
+    assert stable[0] < 1 and stable[1] < 1 and seq["final"]["server"]["fa"]["conv2"]["G"] > 1  # the masks moved
+    assert_same(seq, bat)
 
 
 @pytest.mark.parametrize("method", list_methods())
@@ -238,7 +276,10 @@ def test_every_method_gives_the_same_run_with_the_batched_runner(method):
     expected = [g for g in (local_plan_gap(algorithm), eval_plan_gap(algorithm)) if g]
     assert len(bat["runner"]["notes"]) == len(expected) and all(g in n for g, n in zip(expected, bat["runner"]["notes"]))
     bat = {**bat, "runner": {"name": "batched", "notes": []}}
-    assert_same(seq, bat, FA_TOL if method == "fedfac" else TOL)
+    if method == "fedfac":
+        assert_same_fedfac(seq, bat)
+    else:
+        assert_same(seq, bat)
 
 
 @pytest.mark.parametrize("method", ["fedavg", "fedrep", "ditto"])
