@@ -14,9 +14,11 @@ from pflnb.experiments.paper import (
     Derived,
     Experiment,
     Paper,
+    KEY_GRIDS,
     Tune,
     best_on_validation,
     decide,
+    lr_tuning,
     run_experiment,
     tuning_summary,
 )
@@ -59,6 +61,20 @@ def test_candidates_are_the_shared_grid_times_the_arms_key():
     assert TUNE.candidates("FedAvg", "smoke") == [({"lr": 0.003}, {}), ({"lr": 0.3}, {})]
     assert TUNE.candidates("FedProx", "smoke") == [({"lr": lr}, {"mu": mu}) for lr in LRS for mu in MUS]
     assert TUNE.candidates("FedAvg", "cpu") == []
+
+
+def test_method_keys_tune_every_arm_of_that_method_and_an_arms_own_key_wins():
+    tune = lr_tuning((0.01, 0.1), profiles=("cpu",))
+    assert tune.candidates("FedAvg", "cpu", "fedavg") == [({"lr": 0.01}, {}), ({"lr": 0.1}, {})]
+    mus, lams = KEY_GRIDS["fedprox"]["mu"], KEY_GRIDS["ditto"]["lam"]
+    assert 0.01 in mus and 0.1 in lams  # the package's defaults are candidates
+    assert tune.candidates("any label", "cpu", "fedprox") == [({"lr": lr}, {"mu": m}) for lr in (0.01, 0.1) for m in mus]
+    assert tune.candidates("ditto", "cpu", "ditto") == [({"lr": lr}, {"lam": v}) for lr in (0.01, 0.1) for v in lams]
+    assert tune.candidates("FedProx", "smoke", "fedprox") == []  # no tuning at a profile without a grid
+    own = Tune(grid=tune.grid, seeds=tune.seeds, methods=tune.methods, keys={"P": {"mu": {"cpu": (0.5,)}}})
+    assert own.candidates("P", "cpu", "fedprox") == [({"lr": 0.01}, {"mu": 0.5}), ({"lr": 0.1}, {"mu": 0.5})]
+    words = tune.described(["FedAvg", "FedProx"], "cpu", ["fedavg", "fedprox"])
+    assert words == "lr ∈ {0.01, 0.1}; FedProx mu ∈ {" + ", ".join(str(m) for m in mus) + "}"
 
 
 def test_tuning_seeds_never_verdict_seeds():

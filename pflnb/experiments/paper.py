@@ -93,7 +93,8 @@ def arm_config(
 class Tune:
     """An equal tuning budget for every arm of an experiment: each arm gets the same ``grid`` (config field → values
     per profile, e.g. the learning rate) and, where the paper names one, its method's key hyperparameter (``keys``:
-    arm label → {method parameter: values per profile}). An arm's values are chosen on the mean best *validation*
+    arm label → {method parameter: values per profile}; ``methods``: the same by registered method, for every arm of that
+    method, e.g. FedProx's μ wherever FedProx runs; an arm's own ``keys`` entry wins). An arm's values are chosen on the mean best *validation*
     accuracy over the tuning ``seeds`` (per profile, never among the experiment's verdict seeds), the first candidate
     on ties; test accuracy is never read. With settings or a grid, each (setting or grid point, arm) is tuned on its
     own. ``paper``: arm label (or ``"*"``: every arm) → the values the paper states for its setting, shown beside
@@ -105,11 +106,18 @@ class Tune:
     seeds: Mapping[str, Sequence[int]] = field(default_factory=dict)
     keys: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] = field(default_factory=dict)
     paper: Mapping[str, str] = field(default_factory=dict)
+    methods: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] = field(default_factory=dict)
 
-    def candidates(self, label: str, profile: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """Arm ``label``'s candidates at ``profile``, in the order tried: (config fields, method parameters)."""
+    def key_grid(self, label: str, method: str | None = None) -> dict[str, Mapping[str, Sequence[Any]]]:
+        """The key hyperparameters tuned for arm ``label`` of registered ``method``: parameter → values per profile."""
+        return {**self.methods.get(method or "", {}), **self.keys.get(label, {})}
+
+    def candidates(self, label: str, profile: str, method: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Arm ``label``'s (of registered ``method``) candidates at ``profile``, in the order tried: (config fields,
+        method parameters)."""
         fields = {n: tuple(v.get(profile, ())) for n, v in self.grid.items()}
-        params = {n: tuple(v.get(profile, ())) for n, v in self.keys.get(label, {}).items()}
+        params = {n: tuple(v.get(profile, ())) for n, v in self.key_grid(label, method).items()}
+        params = {n: v for n, v in params.items() if v}  # a key without values at this profile is not tuned there
         names, values = [*fields, *params], [*fields.values(), *params.values()]
         out = []
         for point in itertools.product(*values):
@@ -117,11 +125,14 @@ class Tune:
             out.append(({n: chosen[n] for n in fields}, {n: chosen[n] for n in params}))
         return out
 
-    def described(self, labels: Sequence[str], profile: str) -> str:
-        """The grid of ``labels`` at ``profile`` in words: 'lr ∈ {0.01, 0.1}; FedProx μ ∈ {…}'."""
+    def described(self, labels: Sequence[str], profile: str, methods: Sequence[str] | None = None) -> str:
+        """The grid of ``labels`` (arms of registered ``methods``) at ``profile`` in words: 'lr ∈ {0.01, 0.1}; FedProx
+        mu ∈ {…}'."""
         parts = [f"{n} ∈ {{{', '.join(str(v) for v in vs.get(profile, ()))}}}" for n, vs in self.grid.items()]
-        for label in labels:
-            for n, vs in self.keys.get(label, {}).items():
+        for label, method in zip(labels, methods or [None] * len(labels)):
+            for n, vs in self.key_grid(label, method).items():
+                if not vs.get(profile):
+                    continue
                 parts.append(f"{label} {n} ∈ {{{', '.join(str(v) for v in vs.get(profile, ()))}}}")
         return "; ".join(parts)
 
@@ -129,15 +140,26 @@ class Tune:
 SGD_LRS = (0.01, 0.05, 0.1)  # FedPG's grid for SGD; it holds the cpu profile's 0.05 and the papers' 0.01
 ADAM_LRS = (3e-4, 1e-3, 3e-3)  # around Adam's 1e-3, which pMixFed and FedFac use for every method
 TUNING_SEED = 100  # never a verdict seed (those count from 0)
+# The one key hyperparameter of a baseline, where its paper names one, tuned with the learning rate wherever the
+# method runs: FedProx's proximal weight μ (FedProx's own grid {0.001, 0.01, 0.1, 1} without 1) and Ditto's λ (Ditto's
+# {0.01, 0.1, 1, 2} without 2); each grid holds the package's default (μ = 0.01, λ = 0.1).
+KEY_GRIDS: dict[str, dict[str, tuple[float, ...]]] = {"fedprox": {"mu": (0.001, 0.01, 0.1)}, "ditto": {"lam": (0.01, 0.1, 1.0)}}
 
 
-def lr_tuning(lrs: Sequence[float], paper: str = "", profiles: Sequence[str] = ("cpu", "paper")) -> Tune:
-    """The learning rate of every arm chosen from ``lrs`` on :data:`TUNING_SEED` at ``profiles`` (``paper``: what the
-    paper states for every method); the smoke profile runs the arms as declared."""
+def lr_tuning(
+    lrs: Sequence[float],
+    paper: str = "",
+    profiles: Sequence[str] = ("cpu", "paper"),
+    keys: Mapping[str, Mapping[str, Sequence[Any]]] = KEY_GRIDS,
+) -> Tune:
+    """The learning rate of every arm chosen from ``lrs``, and the key hyperparameter of the methods in ``keys``
+    (method → {parameter: values}; default :data:`KEY_GRIDS`) from its values, on :data:`TUNING_SEED` at ``profiles``
+    (``paper``: what the paper states for every method); the smoke profile runs the arms as declared."""
     return Tune(
         grid={"lr": dict.fromkeys(profiles, tuple(lrs))},
         seeds=dict.fromkeys(profiles, [TUNING_SEED]),
         paper={"*": paper} if paper else {},
+        methods={m: {n: dict.fromkeys(profiles, tuple(v)) for n, v in ps.items()} for m, ps in keys.items()},
     )
 
 
@@ -298,12 +320,12 @@ class Experiment:
         if self.tune is None or not self.tune.seeds.get(profile):
             return []
         seeds = list(self.tune.seeds[profile])
-        most = max(len(self.tune.candidates(a.label, profile)) for a in self.arms)
+        most = max(len(self.tune.candidates(a.label, profile, a.method)) for a in self.arms)
         out = []
         for k in range(most):
 
             def candidate(cell: Mapping[str, Any], k: int = k) -> tuple[dict[str, Any], dict[str, Any]] | None:
-                options = self.tune.candidates(cell["label"], profile)
+                options = self.tune.candidates(cell["label"], profile, self.arm(cell["label"]).method)
                 return options[k] if k < len(options) else None
 
             runs = self.runs(profile, seeds, dataset, choice=candidate, **overrides)
@@ -349,7 +371,7 @@ class ExperimentResult:
             chosen.append(f"{label} {self.tuned(label)}{stated}")
         return (
             f"{self.experiment.name} tuned on mean best validation accuracy, seed(s) {seeds}, over "
-            f"{tune.described(labels, self.profile)}: " + "; ".join(chosen)
+            f"{tune.described(labels, self.profile, [self.experiment.arm(l).method for l in labels])}: " + "; ".join(chosen)
         )
 
     def values(self, label: str, metric: str = "test_acc", **where: Any) -> dict[int, float]:
@@ -426,7 +448,7 @@ def _tune(
     records = _execute(experiment, runs, executor, progress, tuning=True)
     rows = []
     for (lab, _), record in zip(runs, records):
-        fields, params = tune.candidates(lab["label"], profile)[lab["candidate"]]
+        fields, params = tune.candidates(lab["label"], profile, experiment.arm(lab["label"]).method)[lab["candidate"]]
         values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
         rows.append({**lab, **values, "best_val_acc": float(record["summary"]["best_val_acc"])})
     table = pd.DataFrame(rows)
@@ -439,7 +461,7 @@ def _tune(
     table["chosen"] = [chosen[tuple(row[c] for c in cells)] == row["candidate"] for _, row in table.iterrows()]
 
     def choice(cell: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        return tune.candidates(cell["label"], profile)[chosen[tuple(cell[c] for c in cells)]]
+        return tune.candidates(cell["label"], profile, experiment.arm(cell["label"]).method)[chosen[tuple(cell[c] for c in cells)]]
 
     return table, choice
 
