@@ -132,6 +132,35 @@ def test_max_samples_class_stratified():
     assert counts.max() - counts.min() <= 5
 
 
+@pytest.mark.parametrize("spec", [DataSpec(), DataSpec(partition="dirichlet", num_clients=6, alpha=0.3)], ids=["by-domain", "dir"])
+def test_train_ratio_thins_train_class_stratified_and_keeps_val_and_test(spec):
+    full = build_federated(spec, 3)
+    half = build_federated(dataclasses.replace(spec, train_ratio=0.5), 3)
+    assert_disjoint(half)
+    assert [c.name for c in half.clients] == [c.name for c in full.clients]
+    for a, b in zip(full.clients, half.clients):
+        for s in ("val", "test"):  # the evaluation splits are the full build's, sample for sample
+            assert torch.equal(a.split(s).x, b.split(s).x) and torch.equal(a.split(s).y, b.split(s).y)
+        kept, was = client_indices(half, b.cid, "train"), client_indices(full, a.cid, "train")
+        assert set(kept) <= set(was) and len(kept) == round(0.5 * len(was))
+        n_was = np.bincount(a.train.y.numpy(), minlength=10)
+        n_kept = np.bincount(b.train.y.numpy(), minlength=10)
+        assert np.all(np.abs(n_kept - 0.5 * n_was) < 1) and n_kept.sum() == len(kept)  # per class: γ·n, rounded
+    again = build_federated(dataclasses.replace(spec, train_ratio=0.5), 3)
+    assert all(torch.equal(a.train.x, b.train.x) for a, b in zip(half.clients, again.clients))
+
+
+def test_train_ratio_keeps_existing_run_keys_and_rejects_bad_values():
+    from pflnb.experiments import ExperimentConfig
+
+    cfg = ExperimentConfig()
+    assert cfg.replace(train_ratio=1.0).key() == cfg.key() != cfg.replace(train_ratio=0.5).key()
+    assert "train_ratio" not in cfg.to_dict() or cfg.to_dict()["train_ratio"] == 1.0
+    for bad in (0.0, 1.5, -0.2):
+        with pytest.raises(ValueError, match="train_ratio"):
+            check_spec(DataSpec(train_ratio=bad))
+
+
 @pytest.mark.parametrize("size", [8, 16, 28, 32])
 def test_image_sizes(size):
     fd = build_federated(DataSpec(image_size=size), 0)

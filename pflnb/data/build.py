@@ -55,6 +55,8 @@ def check_spec(spec: DataSpec) -> None:
     if not _is_int(spec.min_samples) or spec.min_samples < 0:
         raise ValueError(f"min_samples must be an integer >= 0, got {spec.min_samples!r}")
     partition.check_fractions(spec.fractions)
+    if not isinstance(spec.train_ratio, numbers.Real) or not 0 < spec.train_ratio <= 1:
+        raise ValueError(f"train_ratio must be a number in (0, 1], got {spec.train_ratio!r}")
     num_classes = NUM_CLASSES[spec.dataset]
     if spec.partition == "pathological" and (
         not _is_int(spec.classes_per_client) or not 1 <= spec.classes_per_client <= num_classes
@@ -210,6 +212,7 @@ def build_federated(spec: DataSpec, seed: int, download: bool = True) -> Federat
     src = load_source(spec.dataset, spec.image_size, spec.data_root, seed, download)
     children = np.random.SeedSequence([int(seed), _SEED_TAG]).spawn(4)
     rng_sub, rng_part, rng_unseen, rng_split = (np.random.default_rng(c) for c in children)
+    rng_ratio = np.random.default_rng(np.random.SeedSequence([int(seed), _SEED_TAG, 1]))  # train_ratio's own stream
     total = spec.num_clients + spec.unseen_clients
 
     idx = np.arange(len(src.y))
@@ -257,6 +260,10 @@ def build_federated(spec: DataSpec, seed: int, download: bool = True) -> Federat
         else:
             pos = partition.split_indices(src.y[p], f, rng_split)
             split_idx = dict(zip(("train", "val", "test"), (p[q] for q in pos)))
+        if spec.train_ratio < 1:  # the train split thinned, class-stratified; validation and test as they were
+            tr = split_idx["train"]
+            keep = max(1, round(spec.train_ratio * tr.size))
+            split_idx["train"] = tr[partition.stratified_subsample(src.y[tr], keep, rng_ratio)]
         name = names[i] if spec.partition in ("by-domain", "domain-dirichlet") else f"client {cid:02d}"
         client = ClientData(cid, name, doms[i], *(_tensors(src, split_idx[s]) for s in ("train", "val", "test")))
         (unseen if i in unseen_ids else seen).append(client)

@@ -34,6 +34,8 @@ class DataSpec:
     - ``image_size``: side of the square images (digits5-lite: 8, 16, 28 or 32; digits-shift: 8, 16, 20,
       28 or 32; None: native, 16 for digits-shift).
     - ``min_samples``: every client gets at least this many samples (Dirichlet redraws, bounded).
+    - ``train_ratio``: the share γ of each client's training split kept (class-stratified), its validation and test
+      splits unchanged (Fed-CO2's Fig. 6); 1: all of it.
     - ``data_root``: folder with real data (None: ``$PFLNB_DATA`` or the defaults in ``pflnb.data``).
     """
 
@@ -48,3 +50,4 @@ class DataSpec:
     min_samples: int = 10
     unseen_clients: int = 0
     data_root: str | None = None
+    train_ratio: float = 1.0

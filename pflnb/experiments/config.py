@@ -24,7 +24,7 @@ _UNHASHED = ("data_root", "device", "profile", "runner")  # the runners give equ
 # Fields hashed only away from their default, so that adding them kept every existing cache key: ``deterministic``
 # changes no CPU result, and on CUDA a record made without the determinism controls must not stand in for one made
 # with them (nor the other way round).
-_HASHED_IF_NOT_DEFAULT = {"deterministic": True}
+_HASHED_IF_NOT_DEFAULT = {"deterministic": True, "train_ratio": 1.0}
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class ExperimentConfig:
     image_size: int | None = 16
     min_samples: int = 10
     unseen_clients: int = 0
+    train_ratio: float = 1.0
     # model and optimization
     model: str = "small-bn-cnn"
     rounds: int = 30
@@ -112,6 +113,7 @@ class ExperimentConfig:
             min_samples=self.min_samples,
             unseen_clients=self.unseen_clients,
             data_root=self.data_root,
+            train_ratio=self.train_ratio,
         )
 
     def optim(self) -> OptimConfig:
