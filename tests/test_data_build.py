@@ -150,11 +150,32 @@ def test_train_ratio_thins_train_class_stratified_and_keeps_val_and_test(spec):
     assert all(torch.equal(a.train.x, b.train.x) for a, b in zip(half.clients, again.clients))
 
 
+def test_noise_grows_linearly_over_the_clients_on_the_0_255_scale():
+    spec = DataSpec(partition="iid", num_clients=5, max_samples=1500)
+    clean, noisy = build_federated(spec, 1), build_federated(dataclasses.replace(spec, noise=20.0), 1)
+    for c, (a, b) in enumerate(zip(clean.clients, noisy.clients)):
+        expected = 20.0 / 255 * c / 4  # σ_i = σ_M · i / (N − 1), images in [0, 1]
+        for s in ("train", "val", "test"):
+            assert torch.equal(a.split(s).y, b.split(s).y)
+            d = (b.split(s).x - a.split(s).x).double()
+            if c == 0:
+                assert torch.equal(d, torch.zeros_like(d))
+            else:
+                assert abs(float(d.std()) / expected - 1) < 0.05 and abs(float(d.mean())) < 0.05 * expected
+    again = build_federated(dataclasses.replace(spec, noise=20.0), 1)
+    assert all(torch.equal(a.train.x, b.train.x) for a, b in zip(noisy.clients, again.clients))
+    with pytest.raises(ValueError, match="noise"):
+        check_spec(DataSpec(noise=-1.0))
+    with pytest.raises(ValueError, match="unseen client"):
+        check_spec(DataSpec(partition="iid", noise=5.0, unseen_clients=1))
+
+
 def test_train_ratio_keeps_existing_run_keys_and_rejects_bad_values():
     from pflnb.experiments import ExperimentConfig
 
     cfg = ExperimentConfig()
     assert cfg.replace(train_ratio=1.0).key() == cfg.key() != cfg.replace(train_ratio=0.5).key()
+    assert cfg.replace(noise=0.0).key() == cfg.key() != cfg.replace(noise=5.0).key()
     assert "train_ratio" not in cfg.to_dict() or cfg.to_dict()["train_ratio"] == 1.0
     for bad in (0.0, 1.5, -0.2):
         with pytest.raises(ValueError, match="train_ratio"):

@@ -57,6 +57,10 @@ def check_spec(spec: DataSpec) -> None:
     partition.check_fractions(spec.fractions)
     if not isinstance(spec.train_ratio, numbers.Real) or not 0 < spec.train_ratio <= 1:
         raise ValueError(f"train_ratio must be a number in (0, 1], got {spec.train_ratio!r}")
+    if not isinstance(spec.noise, numbers.Real) or not np.isfinite(spec.noise) or spec.noise < 0:
+        raise ValueError(f"noise (σ_M on the 0–255 pixel scale) must be a finite number >= 0, got {spec.noise!r}")
+    if spec.noise > 0 and spec.unseen_clients:
+        raise ValueError("noise: the noise level of an unseen client is not defined (App. F.3); use unseen_clients=0")
     num_classes = NUM_CLASSES[spec.dataset]
     if spec.partition == "pathological" and (
         not _is_int(spec.classes_per_client) or not 1 <= spec.classes_per_client <= num_classes
@@ -193,6 +197,17 @@ def _tensors(src: Source, idx: np.ndarray) -> Split:
     return Split(torch.from_numpy(np.ascontiguousarray(src.images(idx))), torch.from_numpy(src.y[idx].copy()))
 
 
+def _noisy(splits: list[Split], sigma: float, seed: int, cid: int) -> list[Split]:
+    """``splits`` with additive Gaussian noise of standard deviation ``sigma`` (image scale), one draw per sample from
+    the client's own stream."""
+    gen = torch.Generator().manual_seed(int(np.random.SeedSequence([int(seed), _SEED_TAG, 2, cid]).generate_state(1)[0]))
+    out = []
+    for s in splits:
+        noise = torch.randn(s.x.shape, generator=gen, dtype=torch.float64).to(s.x.dtype)
+        out.append(Split(s.x + sigma * noise, s.y))
+    return out
+
+
 def _client_names(spec: DataSpec, src: Source, parts: list[np.ndarray]) -> tuple[list[str], list[str]]:
     """Display names and domains of the partition's clients, in partition order."""
     domains = []
@@ -265,7 +280,10 @@ def build_federated(spec: DataSpec, seed: int, download: bool = True) -> Federat
             keep = max(1, round(spec.train_ratio * tr.size))
             split_idx["train"] = tr[partition.stratified_subsample(src.y[tr], keep, rng_ratio)]
         name = names[i] if spec.partition in ("by-domain", "domain-dirichlet") else f"client {cid:02d}"
-        client = ClientData(cid, name, doms[i], *(_tensors(src, split_idx[s]) for s in ("train", "val", "test")))
+        splits = [_tensors(src, split_idx[s]) for s in ("train", "val", "test")]
+        if spec.noise > 0 and i not in unseen_ids:
+            splits = _noisy(splits, spec.noise * cid / max(spec.num_clients - 1, 1) / 255, seed, cid)
+        client = ClientData(cid, name, doms[i], *splits)
         (unseen if i in unseen_ids else seen).append(client)
         for k, split in enumerate(SPLITS):
             if (assignment[split_idx[split]] != -1).any():  # pragma: no cover - partitioners are disjoint

@@ -24,7 +24,7 @@ _UNHASHED = ("data_root", "device", "profile", "runner")  # the runners give equ
 # Fields hashed only away from their default, so that adding them kept every existing cache key: ``deterministic``
 # changes no CPU result, and on CUDA a record made without the determinism controls must not stand in for one made
 # with them (nor the other way round).
-_HASHED_IF_NOT_DEFAULT = {"deterministic": True, "train_ratio": 1.0}
+_HASHED_IF_NOT_DEFAULT = {"deterministic": True, "train_ratio": 1.0, "noise": 0.0}
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class ExperimentConfig:
     min_samples: int = 10
     unseen_clients: int = 0
     train_ratio: float = 1.0
+    noise: float = 0.0
     # model and optimization
     model: str = "small-bn-cnn"
     rounds: int = 30
@@ -114,6 +115,7 @@ class ExperimentConfig:
             unseen_clients=self.unseen_clients,
             data_root=self.data_root,
             train_ratio=self.train_ratio,
+            noise=self.noise,
         )
 
     def optim(self) -> OptimConfig:
