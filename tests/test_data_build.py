@@ -150,11 +150,11 @@ def test_train_ratio_thins_train_class_stratified_and_keeps_val_and_test(spec):
     assert all(torch.equal(a.train.x, b.train.x) for a, b in zip(half.clients, again.clients))
 
 
-def test_noise_grows_linearly_over_the_clients_on_the_0_255_scale():
+def test_noise_grows_linearly_over_the_clients():
     spec = DataSpec(partition="iid", num_clients=5, max_samples=1500)
-    clean, noisy = build_federated(spec, 1), build_federated(dataclasses.replace(spec, noise=20.0), 1)
+    clean, noisy = build_federated(spec, 1), build_federated(dataclasses.replace(spec, noise=0.3), 1)
     for c, (a, b) in enumerate(zip(clean.clients, noisy.clients)):
-        expected = 20.0 / 255 * c / 4  # σ_i = σ_M · i / (N − 1), images in [0, 1]
+        expected = 0.3 * c / 4  # σ_i = σ_M · i / (N − 1), images in [0, 1]
         for s in ("train", "val", "test"):
             assert torch.equal(a.split(s).y, b.split(s).y)
             d = (b.split(s).x - a.split(s).x).double()
@@ -162,7 +162,7 @@ def test_noise_grows_linearly_over_the_clients_on_the_0_255_scale():
                 assert torch.equal(d, torch.zeros_like(d))
             else:
                 assert abs(float(d.std()) / expected - 1) < 0.05 and abs(float(d.mean())) < 0.05 * expected
-    again = build_federated(dataclasses.replace(spec, noise=20.0), 1)
+    again = build_federated(dataclasses.replace(spec, noise=0.3), 1)
     assert all(torch.equal(a.train.x, b.train.x) for a, b in zip(noisy.clients, again.clients))
     with pytest.raises(ValueError, match="noise"):
         check_spec(DataSpec(noise=-1.0))

@@ -58,7 +58,7 @@ def check_spec(spec: DataSpec) -> None:
     if not isinstance(spec.train_ratio, numbers.Real) or not 0 < spec.train_ratio <= 1:
         raise ValueError(f"train_ratio must be a number in (0, 1], got {spec.train_ratio!r}")
     if not isinstance(spec.noise, numbers.Real) or not np.isfinite(spec.noise) or spec.noise < 0:
-        raise ValueError(f"noise (σ_M on the 0–255 pixel scale) must be a finite number >= 0, got {spec.noise!r}")
+        raise ValueError(f"noise (σ_M on the [0, 1] image scale) must be a finite number >= 0, got {spec.noise!r}")
     if spec.noise > 0 and spec.unseen_clients:
         raise ValueError("noise: the noise level of an unseen client is not defined (App. F.3); use unseen_clients=0")
     num_classes = NUM_CLASSES[spec.dataset]
@@ -282,7 +282,7 @@ def build_federated(spec: DataSpec, seed: int, download: bool = True) -> Federat
         name = names[i] if spec.partition in ("by-domain", "domain-dirichlet") else f"client {cid:02d}"
         splits = [_tensors(src, split_idx[s]) for s in ("train", "val", "test")]
         if spec.noise > 0 and i not in unseen_ids:
-            splits = _noisy(splits, spec.noise * cid / max(spec.num_clients - 1, 1) / 255, seed, cid)
+            splits = _noisy(splits, spec.noise * cid / max(spec.num_clients - 1, 1), seed, cid)
         client = ClientData(cid, name, doms[i], *splits)
         (unseen if i in unseen_ids else seen).append(client)
         for k, split in enumerate(SPLITS):

@@ -37,8 +37,8 @@ class DataSpec:
     - ``train_ratio``: the share γ of each client's training split kept (class-stratified), its validation and test
       splits unchanged (Fed-CO2's Fig. 6); 1: all of it.
     - ``noise``: σ_M of noise heterogeneity (Fed-CO2's App. F.3): seen client i of N gets additive Gaussian noise of
-      standard deviation σ_M·i/(N − 1) on the 0–255 pixel scale (σ_M·i/(255·(N − 1)) on the [0, 1] images, not
-      clipped) on all three splits, drawn once per sample from the seed; 0: none.
+      standard deviation σ_M·i/(N − 1) on the [0, 1] images (not clipped; the paper's σ_M ∈ {0, 5, …, 20} are on the
+      0–255 scale, i.e. σ_M/255 here) on all three splits, drawn once per sample from the seed; 0: none.
     - ``data_root``: folder with real data (None: ``$PFLNB_DATA`` or the defaults in ``pflnb.data``).
     """
 
