@@ -16,6 +16,7 @@ from pflnb.experiments.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, P
 from pflnb.experiments.paper import ExperimentResult, decide, write_coverage
 from pflnb.experiments.tables import summary_table
 from pflnb.fl.engine import summarize
+from pflnb.papers.fedco2 import claims as C
 from pflnb.papers.fedco2 import experiments as E
 from pflnb.papers.fedco2 import ntk_co2 as T
 from pflnb.papers.fedco2.paper import PAPER, paper_configs
@@ -371,28 +372,37 @@ def all_results(gd_order: pd.DataFrame | None = None, profile: str = "cpu") -> d
         "label-feature": result("label-feature", feature_records()),
         "clients": result("clients", client_count_records()),
         "label-feature-alpha": result("label-feature-alpha", alpha_records()),
+        "train-ratio": result("train-ratio", sweep_records("train_ratio", (0.25, 1.0), (0.80, 0.75))),
+        "noise": result("noise", sweep_records("noise", (0.0, 1.0), (0.75, 0.80))),
     }
+
+
+def sweep_records(field, values, co2):
+    """FedAvg, FedBN and Fed-CO2 at every value of grid field ``field`` (``co2``: Fed-CO2's accuracy per value; FedBN
+    0.70, FedAvg 0.60), seeds 0, 1, 2 with a small jitter."""
+    recs = []
+    for value, c in zip(values, co2):
+        for i, s in enumerate(SEEDS):
+            j = 0.002 * i
+            recs += [rec("FedAvg", s, 0.60 + j, **{field: value}), rec(E.FEDBN, s, 0.70 + j, **{field: value})]
+            recs.append(rec(E.FEDCO2, s, c + j, online=0.7, offline=0.7, **{field: value}))
+    return recs
 
 
 def alpha_records(co2=(0.80, 0.75), alphas=(0.3, 2.0)):
     """FedAvg, FedBN and Fed-CO2 at every α of the Fig. 3 sweep (``co2``: Fed-CO2's accuracy per α; FedBN 0.70,
     FedAvg 0.60), seeds 0, 1, 2 with a small jitter."""
-    recs = []
-    for alpha, c in zip(alphas, co2):
-        for i, s in enumerate(SEEDS):
-            j = 0.002 * i
-            recs += [rec("FedAvg", s, 0.60 + j, alpha=alpha), rec(E.FEDBN, s, 0.70 + j, alpha=alpha)]
-            recs.append(rec(E.FEDCO2, s, c + j, online=0.7, offline=0.7, alpha=alpha))
-    return recs
+    return sweep_records("alpha", alphas, co2)
 
 
 def test_claims_end_to_end_writes_a_table(tmp_path):
     cl = decide(PAPER, all_results(profile="smoke"))
-    assert [c.claim for c in cl] == [s.claim for s in PAPER.claims] and len(cl) == 22
+    assert [c.claim for c in cl] == [s.claim for s in PAPER.claims] and len(cl) == 26
     table = write_claims(cl, tmp_path / "claims.csv")
     assert table.equals(claims_table(cl)) and (tmp_path / "claims.csv").exists()
     assert all(c.seeds for c in cl[3:] if c.verdict != NOT_TESTABLE)  # every experimental claim states its seeds
-    assert [c.claim for c in cl if c.verdict == NOT_TESTABLE][-2:] == [c.claim for c in cl[-3:-1]]  # Tables 8-9, then Fig. 3
+    untestable = [c.claim for c in cl if c.verdict == NOT_TESTABLE]
+    assert ["(Table 8)" in untestable[-2], "(Table 9)" in untestable[-1]] == [True, True]  # the last two: Tables 8-9
     assert "{" not in "".join(c.note for c in cl)  # every placeholder filled
 
 
@@ -518,3 +528,45 @@ def test_alpha_sweep_figure_has_one_line_per_arm():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+# ---- Fig. 6 (training-set ratio γ) and Fig. 5 (noise σ_M): the same sweep rule, and the edge at the hard end ---------
+
+
+def test_ratio_and_noise_sweeps_decide_one_part_per_value():
+    claim = decided("Training-set size: Fed-CO2 beats", {"train-ratio": result("train-ratio", sweep_records("train_ratio", (0.25, 1.0), (0.80, 0.65)))})
+    assert dict((k, o.verdict) for k, o in claim.outcome.parts) == {"γ=0.25": REPRODUCED, "γ=1": CONTRADICTED}
+    claim = decided("Noise heterogeneity: Fed-CO2 beats", {"noise": result("noise", sweep_records("noise", (0.0, 0.5, 1.0), (0.75, 0.76, 0.8)))})
+    assert claim.verdict == REPRODUCED and [k for k, _ in claim.outcome.parts] == ["σ_M=0", "σ_M=0.5", "σ_M=1"]
+
+
+def test_edge_is_larger_at_the_hard_end_compares_paired_edges_over_the_strongest_competitor():
+    # γ: Fed-CO2 +0.10 over FedBN at γ = 0.25, +0.05 at γ = 1 → the edge is largest with the least data
+    res = {"train-ratio": result("train-ratio", sweep_records("train_ratio", (0.25, 0.5, 1.0), (0.80, 0.90, 0.75)))}
+    claim = decided("Training-set size: Fed-CO2's edge", res)
+    assert claim.verdict == REPRODUCED and "edge at γ=0.25" in claim.outcome.ours and "+5.0" in claim.outcome.ours
+    # reversed (+0.05 at the least data, +0.10 with all of it): contradicted
+    res = {"train-ratio": result("train-ratio", sweep_records("train_ratio", (0.25, 1.0), (0.75, 0.80)))}
+    assert decided("Training-set size: Fed-CO2's edge", res).verdict == CONTRADICTED
+    # noise: the hard end is the largest σ_M; the competitor is the strongest arm at each level (FedAvg where it leads)
+    recs = sweep_records("noise", (0.0, 1.0), (0.75, 0.80))
+    recs = [r for r in recs if not (r["label"] == "FedAvg" and r["config"]["noise"] == 1.0)]
+    recs += [rec("FedAvg", s, 0.78 + 0.002 * i, noise=1.0) for i, s in enumerate(SEEDS)]
+    claim = decided("Noise heterogeneity: Fed-CO2's edge", {"noise": result("noise", recs)})
+    assert claim.verdict == CONTRADICTED  # +0.02 over FedAvg at σ_M = 1 against +0.05 over FedBN without noise
+    assert C.edge(result("noise", recs), "noise", 1.0) == pytest.approx({0: 0.02, 1: 0.02, 2: 0.02})
+
+
+def test_ratio_and_noise_experiments_are_the_papers_settings():
+    feature, ratio, noise = (PAPER.experiment(n) for n in ("feature", "train-ratio", "noise"))
+    assert [a.label for a in ratio.arms] == ["FedAvg", E.FEDBN, E.LOCAL, E.FEDCO2] and ratio.fields is feature.fields
+    assert {cfg.train_ratio for _, cfg in ratio.runs("cpu")} == {0.25, 0.5, 0.75, 1.0}
+    full = {cfg.key() for lab, cfg in ratio.runs("cpu") if lab["train_ratio"] == 1.0}  # γ = 1: the feature runs
+    assert full == {cfg.key() for lab, cfg in feature.runs("cpu") if lab["label"] in ("FedAvg", E.FEDBN, E.LOCAL, E.FEDCO2)}
+    tuned = {cfg.key() for lab, cfg in ratio.tuning_runs("cpu") if lab["train_ratio"] == 1.0}
+    assert tuned == {cfg.key() for lab, cfg in feature.tuning_runs("cpu") if lab["label"] in ("FedAvg", E.FEDBN, E.LOCAL, E.FEDCO2)}
+    runs = noise.runs("cpu")
+    assert {(cfg.partition, cfg.num_clients, cfg.participation, cfg.dataset) for _, cfg in runs} == {("iid", 10, 0.5, "fmnist")}
+    assert {cfg.noise for _, cfg in runs} == {0.0, 0.5, 1.0} and len(runs) == 4 * 3 * 5
+    assert noise.grid["noise"]["paper"] == tuple(v / 255 for v in (0, 5, 10, 15, 20))  # the paper's 0–255 levels
+    assert {cfg.method for _, cfg in runs} == {"fedavg", "fedbn", "local", "fedco2-label"}

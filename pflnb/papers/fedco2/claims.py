@@ -187,19 +187,63 @@ def client_counts(results: Mapping[str, Any]) -> Decided:
     return outcome, sorted(used)
 
 
-# ---- sweeps: label + feature skew over the Dirichlet α (Fig. 3) ---------------------------------------------------
+# ---- sweeps: label + feature skew over the Dirichlet α (Fig. 3), training-set size (Fig. 6), noise (Fig. 5) -----------
+
+
+def sweep_best(results: Mapping[str, Any], experiment: str, field: str, symbol: str) -> Decided:
+    """At every value of grid field ``field`` of ``experiment``, Fed-CO2 against its strongest competitor among the
+    other arms run; one part per value, named ``symbol=value`` (a single value: that value's outcome)."""
+    res = results[experiment]
+    named: dict[str, Outcome] = {}
+    used: set[int] = set()
+    for value in sorted(res.table[field].unique()):
+        co2 = res.values(E.FEDCO2, **{field: value})
+        others = {label: res.values(label, **{field: value}) for label in res.table["label"].unique() if label != E.FEDCO2}
+        named[f"{symbol}={value:g}"] = best(co2, others, name="Fed-CO2")
+        used |= set(co2)
+    outcome = parts(**named) if len(named) > 1 else next(iter(named.values()))
+    return outcome, sorted(used)
+
+
+def edge(res: Any, field: str, value: Any) -> dict[int, float]:
+    """Per seed, Fed-CO2's test accuracy minus that of its strongest competitor (best mean) at ``field = value``."""
+    co2 = res.values(E.FEDCO2, **{field: value})
+    others = {label: res.values(label, **{field: value}) for label in res.table["label"].unique() if label != E.FEDCO2}
+    strongest = max(others, key=lambda k: sum(others[k].values()) / len(others[k]))
+    return {s: co2[s] - others[strongest][s] for s in co2 if s in others[strongest]}
+
+
+def sweep_edge(results: Mapping[str, Any], experiment: str, field: str, symbol: str, hardest: str) -> Decided:
+    """Fed-CO2's edge over its strongest competitor (:func:`edge`) is larger at the ``hardest`` end of the sweep of
+    ``field`` ("min" or "max" value) than at the other end: the paired per-seed edges compared."""
+    res = results[experiment]
+    values = sorted(res.table[field].unique())
+    hard, easy = (values[0], values[-1]) if hardest == "min" else (values[-1], values[0])
+    a, b = edge(res, field, hard), edge(res, field, easy)
+    return compare(a, b, names=(f"edge at {symbol}={hard:g}", f"edge at {symbol}={easy:g}")), sorted(a)
 
 
 def alpha_sweep(results: Mapping[str, Any]) -> Decided:
     """Fig. 3 (``label-feature-alpha``): at every Dirichlet α, Fed-CO2 against its strongest competitor among the
     other arms run (FedAvg, FedBN); one part per α (a single α: that α's outcome)."""
-    res = results["label-feature-alpha"]
-    named: dict[str, Outcome] = {}
-    used: set[int] = set()
-    for alpha in sorted(res.table["alpha"].unique()):
-        co2 = res.values(E.FEDCO2, alpha=alpha)
-        others = {label: res.values(label, alpha=alpha) for label in res.table["label"].unique() if label != E.FEDCO2}
-        named[f"α={alpha:g}"] = best(co2, others, name="Fed-CO2")
-        used |= set(co2)
-    outcome = parts(**named) if len(named) > 1 else next(iter(named.values()))
-    return outcome, sorted(used)
+    return sweep_best(results, "label-feature-alpha", "alpha", "α")
+
+
+def ratio_sweep(results: Mapping[str, Any]) -> Decided:
+    """Fig. 6 (``train-ratio``): at every training-set ratio γ, Fed-CO2 against its strongest competitor."""
+    return sweep_best(results, "train-ratio", "train_ratio", "γ")
+
+
+def ratio_edge(results: Mapping[str, Any]) -> Decided:
+    """Fig. 6 (``train-ratio``): Fed-CO2's edge is larger at the smallest γ than with the whole training split."""
+    return sweep_edge(results, "train-ratio", "train_ratio", "γ", "min")
+
+
+def noise_sweep(results: Mapping[str, Any]) -> Decided:
+    """Fig. 5 (``noise``): at every noise level σ_M, Fed-CO2 against its strongest competitor."""
+    return sweep_best(results, "noise", "noise", "σ_M")
+
+
+def noise_edge(results: Mapping[str, Any]) -> Decided:
+    """Fig. 5 (``noise``): Fed-CO2's edge is larger at the strongest noise than without noise."""
+    return sweep_edge(results, "noise", "noise", "σ_M", "max")
