@@ -397,7 +397,7 @@ def alpha_records(co2=(0.80, 0.75), alphas=(0.3, 2.0)):
 
 def test_claims_end_to_end_writes_a_table(tmp_path):
     cl = decide(PAPER, all_results(profile="smoke"))
-    assert [c.claim for c in cl] == [s.claim for s in PAPER.claims] and len(cl) == 26
+    assert [c.claim for c in cl] == [s.claim for s in PAPER.claims] and len(cl) == 28
     table = write_claims(cl, tmp_path / "claims.csv")
     assert table.equals(claims_table(cl)) and (tmp_path / "claims.csv").exists()
     assert all(c.seeds for c in cl[3:] if c.verdict != NOT_TESTABLE)  # every experimental claim states its seeds
@@ -443,13 +443,15 @@ def test_coverage_cites_decided_claims_and_says_why_where_not_covered(tmp_path):
 
 
 def test_stand_in_claims_are_marked():
-    """The ¼-kernel claim and the toy GD claim are stand-ins (the paper states the ½ kernel and a rate bound); the
-    Thm 4.3 row tests the paper's own inequality and every experimental claim its own comparison."""
+    """The ¼-kernel claim and the toy GD claim are stand-ins (the paper states the ½ kernel and a rate bound), and so is
+    Fig. 2's 'faster convergence' (judged by the mean accuracy over rounds); the Thm 4.3 row tests the paper's own
+    inequality and every other experimental claim its own comparison."""
     cl = decide(PAPER, all_results(pd.DataFrame({"seed": [0, 1, 2], "holds": [True, True, True]})))
     marked = {c.claim for c in cl if c.stand_in}
     assert marked == {
         "Same-η speed-up under the chain-rule kernel ¼(V_on+V_off)",
         "GD on the averaged model converges faster than FedBN on severe feature skew (toy data B)",
+        FIG2_TOP,
     }
     gd = next(c for c in cl if c.claim.startswith("GD on the averaged model"))
     assert gd.row()["verdict"] == "reproduced (stand-in)" and gd.row()["category"] == REPRODUCED
@@ -570,3 +572,88 @@ def test_ratio_and_noise_experiments_are_the_papers_settings():
     assert {cfg.noise for _, cfg in runs} == {0.0, 0.5, 1.0} and len(runs) == 4 * 3 * 5
     assert noise.grid["noise"]["paper"] == tuple(v / 255 for v in (0, 5, 10, 15, 20))  # the paper's 0–255 levels
     assert {cfg.method for _, cfg in runs} == {"fedavg", "fedbn", "local", "fedco2-label"}
+
+
+# ---- Fig. 2: test accuracy over rounds --------------------------------------------------------------------------
+
+FIG2_TOP = "Feature skew: Fed-CO2's test accuracy over rounds is above every baseline's (Fig. 2)"
+FIG2_BOTTOM = "Feature skew: Fed-CO2's fused prediction stays above both of its own models over rounds (Fig. 2)"
+
+
+def curve_rec(label, seed, accs, online=None, offline=None):
+    """A run of arm ``label`` evaluated at rounds 1 … len(accs), both clients at ``accs[t]`` in round t + 1 (Fed-CO2's
+    online and offline models at ``online[t]`` / ``offline[t]``)."""
+    evals = []
+    for t, a in enumerate(accs):
+        e = {"round": t + 1, "val_acc": [a, a], "test_acc": [a, a], "val_loss": [0.0] * 2, "test_loss": [0.0] * 2}
+        if online is not None:
+            on, off = [online[t]] * 2, [offline[t]] * 2
+            e["extra"] = {"online_val_acc": on, "online_test_acc": on, "offline_val_acc": off, "offline_test_acc": off}
+        evals.append(e)
+    r = {
+        "label": label,
+        "config": {"method": METHOD.get(label, "fedco2"), "seed": seed, "method_params": {}, "dataset": "toy", "num_clients": 2},
+        "clients": ["c0", "c1"],
+        "domains": ["d0", "d1"],
+        "evals": evals,
+    }
+    r["summary"] = summarize(r)
+    return r
+
+
+def fig2_results(fused, online, offline, others):
+    """The feature experiment's Fed-CO2 runs with per-round ``fused``, ``online`` and ``offline`` accuracies, and the
+    baselines ``others`` (label → per-round accuracies); seed s adds 0.01·s to every accuracy."""
+    recs = []
+    for s in SEEDS:
+        up = lambda xs, s=s: [x + 0.01 * s for x in xs]  # noqa: E731
+        recs.append(curve_rec(E.FEDCO2, s, up(fused), up(online), up(offline)))
+        recs += [curve_rec(label, s, up(accs)) for label, accs in others.items()]
+    return {"feature": result("feature", recs)}
+
+
+def test_fig2_fused_against_both_models_on_average_and_at_every_round():
+    fused, online, offline = [0.40, 0.80, 0.85], [0.30, 0.70, 0.75], [0.43, 0.75, 0.80]
+    res = fig2_results(fused, online, offline, {E.FEDBN: [0.3, 0.6, 0.7]})
+    claim = decided(FIG2_BOTTOM, res)
+    parts = dict(claim.outcome.parts)
+    # on average over rounds: fused 0.6833 vs offline 0.66 (the stronger model by mean) in every seed
+    assert parts["mean over rounds"].verdict == REPRODUCED and "offline" in parts["mean over rounds"].ours
+    mean_gap = 100 * (np.mean(fused) - np.mean(offline))
+    assert f"{mean_gap:+.2f}" in parts["mean over rounds"].ours
+    # at every round: round 1 is 3 points below the offline model in every seed
+    smallest = 100 * min(f - max(a, b) for f, a, b in zip(fused, online, offline))
+    assert parts["at every round"].verdict == CONTRADICTED and f"{smallest:+.2f}" in parts["at every round"].ours
+    assert claim.verdict == PARTIAL and claim.seeds == [0, 1, 2]
+    assert claim.note.startswith("the feature runs' 3 evaluation rounds") and "seed 2: 67 %" in claim.note
+    # fused above both models at every round: both parts hold
+    res = fig2_results([0.45, 0.80, 0.85], online, offline, {E.FEDBN: [0.3, 0.6, 0.7]})
+    claim = decided(FIG2_BOTTOM, res)
+    assert claim.verdict == REPRODUCED and "seed 0: 100 %" in claim.note
+
+
+def test_fig2_curves_ranked_by_their_mean_over_rounds_not_their_best_round():
+    # FedRep's curve lies above Fed-CO2's on average (0.777 vs 0.717); Ditto has the best last round (0.9)
+    fused = [0.50, 0.80, 0.85]
+    others = {"FedRep": [0.75, 0.78, 0.80], "Ditto": [0.20, 0.30, 0.90], E.FEDBN: [0.3, 0.6, 0.7]}
+    res = fig2_results(fused, [0.3, 0.7, 0.75], [0.3, 0.7, 0.75], others)
+    top = decided(FIG2_TOP, res)
+    gap = 100 * (np.mean(fused) - np.mean(others["FedRep"]))
+    assert top.verdict == CONTRADICTED and "strongest competitor FedRep" in top.outcome.ours
+    assert f"{gap:+.2f}" in top.outcome.ours and top.stand_in and top.label == "contradicted (the opposite holds; stand-in)"
+    feat = res["feature"]  # at each run's best mean-validation round Ditto is ahead of both
+    assert all(feat.values("Ditto")[s] > max(feat.values(E.FEDCO2)[s], feat.values("FedRep")[s]) for s in SEEDS)
+    others["FedRep"] = [0.45, 0.70, 0.80]  # now below Fed-CO2 in every round
+    assert decided(FIG2_TOP, fig2_results(fused, [0.3, 0.7, 0.75], [0.3, 0.7, 0.75], others)).verdict == REPRODUCED
+
+
+def test_round_curves_and_fused_margins():
+    recs = fig2_results([0.4, 0.8], [0.3, 0.9], [0.5, 0.6], {E.FEDBN: [0.3, 0.6]})["feature"].records
+    curves = E.round_curves(recs)
+    assert set(curves.method) == {E.FEDCO2, "Fed-CO2 online", "Fed-CO2 offline", E.FEDBN} and len(curves) == 3 * 4 * 2
+    means = E.curve_means(curves)
+    assert E.per_seed(means, "Fed-CO2 online") == pytest.approx({0: 0.6, 1: 0.61, 2: 0.62})
+    margins = E.fused_margins(curves)
+    assert margins.margin.to_numpy() == pytest.approx([-0.1, -0.1] * 3)  # 0.4 − 0.5, then 0.8 − 0.9
+    with pytest.raises(ValueError, match="online"):
+        E.fused_margins(curves[curves.method == E.FEDBN])

@@ -17,8 +17,38 @@ def _rows(**cols):
     return pd.DataFrame(cols)
 
 
-def _run(name, table, profile):
-    return ExperimentResult(PAPER.experiment(name), profile, table, [])
+def _run(name, table, profile, records=()):
+    return ExperimentResult(PAPER.experiment(name), profile, table, list(records))
+
+
+# Fig. 8: each run's ten clients sit at its test accuracy plus these offsets (mean 0); FedFac's spread is a tenth of
+# FedAvg's under Dir(0.1) and twice FedAvg's under Dir(1.0)
+WIDE = np.array([-0.10, -0.05, 0.0, 0.05, 0.10] * 2)
+OFFSETS = {
+    ("Dir(0.1)", "FedFac dynamic"): WIDE / 10,
+    ("Dir(1.0)", "FedFac dynamic"): WIDE / 10,
+    ("Dir(1.0)", "FedAvg"): WIDE / 20,
+}
+
+
+def _with_clients(t2, offsets=None):
+    """Table 2 with per-client runs: client i of a run at its ``test_acc`` + the offset i of its (setting, label) (WIDE
+    where :data:`OFFSETS` names none); the table gets each run's ``client_std`` (the engine's population sd)."""
+    offsets = OFFSETS if offsets is None else offsets
+    records, stds = [], []
+    for row in t2.itertuples():
+        accs = row.test_acc + offsets.get((row.setting, row.label), WIDE)
+        records.append(
+            {
+                "label": row.label,
+                "config": {"method": row.label, "dataset": "fmnist", "seed": int(row.seed)},
+                "clients": [f"c{i}" for i in range(len(accs))],
+                "domains": [""] * len(accs),
+                "summary": {"test_acc_clients": list(accs)},
+            }
+        )
+        stds.append(float(np.std(accs)))
+    return t2.reset_index(drop=True).assign(client_std=stds), records
 
 
 def _results(ff_gain=(5.0, 5.5, 4.5), lam_gap=0.01, fedrep=(0.2, 0.2, 0.2), profile="cpu"):
@@ -40,6 +70,7 @@ def _results(ff_gain=(5.0, 5.5, 4.5), lam_gap=0.01, fedrep=(0.2, 0.2, 0.2), prof
             _rows(setting="Dir(1.0)", label="FedFac dynamic", seed=SEEDS, test_acc=base + 0.2 + np.array([0.0, 0.01, -0.01])),
         ]
     )
+    table2 = _with_clients(t2)
     sim = pd.concat(
         [
             _rows(p=0.5, alpha=0.4, method=m, seed=[0, 1], acc=a)
@@ -64,7 +95,7 @@ def _results(ff_gain=(5.0, 5.5, 4.5), lam_gap=0.01, fedrep=(0.2, 0.2, 0.2), prof
         "recovery": _rows(p=[0.25, 0.5, 0.25, 0.5], kappa=[0.85, 0.85, 0.5, 0.5], auc=[0.99, 0.97, 0.3, 0.4]),
         "sim": sim,
         "stability": _rows(p=0.5, alpha=0.4, method="dynamic", seed=[0, 1], stable_last=[0.97, 0.99]),
-        "table2": _run("table2", t2, profile),
+        "table2": _run("table2", table2[0], profile, table2[1]),
         "digits5": _run(
             "digits5",
             pd.concat(
@@ -211,3 +242,67 @@ def test_coverage_reads_the_decided_claims_and_says_why_not():
     gaps = {item.item: item for item in PAPER.coverage if item.item.startswith(("FedEM", "Figure 10"))}
     assert len(gaps) == 2 and all(g.status in ("missing", "partly") and g.reason for g in gaps.values())
     assert "Table 3" in next(g.reason for name, g in gaps.items() if name.startswith("FedEM"))  # what is still missing
+
+
+MOST = "FedFac improves on FedAvg for most clients (Fig. 8)"
+SPREAD = "FedFac has the smallest across-client spread of accuracy (Fig. 8)"
+
+
+def test_fig8_rows_read_the_clients_of_every_table2_setting():
+    r = _results()
+    cl = _by_name(decide(PAPER, r))
+    most = dict(cl[MOST].outcome.parts)
+    # the shares, recomputed from the synthetic clients: each run's accuracy plus its offsets, paired by seed
+    t2 = r["table2"].table
+    for setting in ("Dir(0.1)", "Dir(1.0)"):
+        acc = {
+            lab: t2[(t2.setting == setting) & (t2.label == lab)].test_acc.to_numpy()[:, None] + OFFSETS.get((setting, lab), WIDE)
+            for lab in ("FedFac dynamic", "FedAvg")
+        }
+        shares = (acc["FedFac dynamic"] > acc["FedAvg"]).mean(axis=1)
+        assert C.share_above(r["table2"], setting, "FedFac dynamic", "FedAvg") == pytest.approx(dict(enumerate(shares)))
+        assert f"= {100 * shares.mean() - 50:+.2f} [" in most[setting].ours
+    # Dir(0.1): most clients above FedAvg in every seed; Dir(1.0): 40 %, 100 %, 0 % (gaps 0, +1, −1 points)
+    assert most["Dir(0.1)"].verdict == REPRODUCED
+    assert most["Dir(1.0)"].verdict == INCONCLUSIVE and cl[MOST].verdict == PARTIAL
+    assert cl[MOST].note.startswith("Dir(0.1) and Dir(1.0); per seed the share") and cl[MOST].seeds == SEEDS
+    # spread: FedFac's sd is a tenth of every baseline's under Dir(0.1), twice FedAvg's under Dir(1.0)
+    spread = dict(cl[SPREAD].outcome.parts)
+    wide, narrow = 100 * np.std(WIDE), 100 * np.std(WIDE / 10)
+    assert spread["Dir(0.1)"].verdict == REPRODUCED and f"= {narrow - wide:+.2f} [" in spread["Dir(0.1)"].ours
+    assert spread["Dir(1.0)"].verdict == CONTRADICTED and "strongest competitor FedAvg" in spread["Dir(1.0)"].ours
+    assert f"= {narrow - narrow / 2:+.2f} [" in spread["Dir(1.0)"].ours
+    assert cl[SPREAD].verdict == PARTIAL
+
+
+def test_fig8_rows_flip_with_the_clients():
+    r = _results()
+    t2 = r["table2"].table.drop(columns="client_std")
+    # FedFac equal to FedAvg on every client under Dir(1.0) (gap and offsets 0): ties are not improvements
+    t2.loc[(t2.setting == "Dir(1.0)") & (t2.label == "FedFac dynamic"), "test_acc"] = t2.loc[
+        (t2.setting == "Dir(1.0)") & (t2.label == "FedAvg"), "test_acc"
+    ].to_numpy()
+    offsets = {**OFFSETS, ("Dir(1.0)", "FedFac dynamic"): WIDE / 20, ("Dir(0.1)", "FedAvg"): WIDE / 20}
+    table, records = _with_clients(t2, offsets)
+    r["table2"] = _run("table2", table, "cpu", records)
+    cl = _by_name(decide(PAPER, r))
+    assert C.share_above(r["table2"], "Dir(1.0)", "FedFac dynamic", "FedAvg") == {0: 0.0, 1: 0.0, 2: 0.0}
+    assert dict(cl[MOST].outcome.parts)["Dir(1.0)"].verdict == CONTRADICTED
+    # FedAvg now the narrowest under Dir(0.1) (sd half FedFac's): contradicted there too
+    spread = dict(cl[SPREAD].outcome.parts)
+    assert spread["Dir(0.1)"].verdict == CONTRADICTED and "strongest competitor FedAvg" in spread["Dir(0.1)"].ours
+    assert spread["Dir(1.0)"].verdict == INCONCLUSIVE  # equal sd in every seed
+    # clients that do not match raise
+    r["table2"].records[0]["clients"] = [f"x{i}" for i in range(10)]
+    with pytest.raises(ValueError, match="different seeds or clients"):
+        C.share_above(r["table2"], "Dir(0.1)", "FedFac dynamic", "FedAvg")
+
+
+def test_fig8_spread_is_against_baselines_not_fedfac_static():
+    r = _results()
+    t2 = r["table2"].table.drop(columns="client_std")
+    static = t2[(t2.setting == "Dir(0.1)") & (t2.label == "FedAvg")].assign(label="FedFac static")
+    table, records = _with_clients(pd.concat([t2, static]), {**OFFSETS, ("Dir(0.1)", "FedFac static"): WIDE / 100})
+    r["table2"] = _run("table2", table, "cpu", records)
+    spread = dict(_by_name(decide(PAPER, r))[SPREAD].outcome.parts)
+    assert spread["Dir(0.1)"].verdict == REPRODUCED and "FedFac static" not in spread["Dir(0.1)"].ours

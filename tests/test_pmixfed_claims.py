@@ -9,12 +9,14 @@ from pflnb.experiments.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, P
 from pflnb.experiments.paper import ExperimentResult, Item, Paper, decide, write_coverage
 from pflnb.papers.pmixfed import claims as C
 from pflnb.papers.pmixfed import experiments as E
+from pflnb.papers.pmixfed import mixup as M
 from pflnb.papers.pmixfed.paper import PAPER
 
 SEEDS = (0, 1, 2)
 LR = {"e1_max": 4e-16, "paper_min_off_half": 0.05}
 FP = {"ema_err_0.0": 1e-16, "ema_err_0.5": 2e-16, "ema_err_0.9": 3e-16, "fp_gap_0.9": 5e-15, "drift": 0.3}
 L1 = {"iso_max_gap": 1e-17, "ani_min_slack": 0.01, "floor": 0.0556, "noisy_last": 0.055, "clean_last": 1e-4}
+MU_FACTS, BETA_FACTS = M.mu_curve_facts(), M.beta_shape_facts()  # Figs. 8 and 7, exact
 
 
 def _result(name, values, seeds=SEEDS, dataset="fmnist", setting="N10"):
@@ -109,6 +111,8 @@ def _results(**changes):
         lr=LR,
         fixed_point=FP,
         lemma1=L1,
+        mu_curves=MU_FACTS,
+        beta_pdfs=BETA_FACTS,
         table1=_table1(),
         mu=_mu(),
         shock=_shock({"pmixfed": [2.0, 3.0, 2.5], "fedsim-shock": [20.0, 25.0, 22.0]}),
@@ -165,17 +169,18 @@ def test_order_and_paper_values_are_declared():
     claims = decide(PAPER, _results())
     assert [c.claim for c in claims] == [spec.claim for spec in PAPER.claims]  # in declaration order
     texts = [c.claim for c in claims]
-    assert texts[4:12:2] == [
+    assert [t[:7] for t in texts[4:7]] == ["Fig. 7:", "Fig. 8:", "Fig. 8:"]  # the exact rows of Figs. 7 and 8
+    assert texts[7:15:2] == [
         f"pMixFed best on unseen clients before fine-tuning (participant gap), {cell}"
         for cell in ("fmnist N10", "fmnist N100", "digits5-lite N10", "digits5-lite N100")
     ]
-    assert [c.paper for c in claims[4:8]] == [
+    assert [c.paper for c in claims[7:11]] == [
         "best in Table 1 (MNIST: 79.42)",
         "best in Table 1 (MNIST: 99.62)",
         "best in Table 1 (MNIST: –)",
         "best in Table 1 (MNIST: –)",
     ]
-    assert texts[-1].startswith("Mismatched") and len(texts) == 19
+    assert texts[-1].startswith("Mismatched") and len(texts) == 22
 
 
 def test_shock_direction_and_one_seed():
@@ -184,6 +189,55 @@ def test_shock_direction_and_one_seed():
     one = _result("mismatched", {"pmixfed": {"seen": [0.3]}, "fedavg": {"seen": [0.5]}}, seeds=(0,))
     out = _by_claim(decide(PAPER, _results(mismatched=one)))
     assert out[next(k for k in out if k.startswith("Mismatched"))].label == "inconclusive (1 seed)"
+
+
+# ---- Figs. 7 and 8: exact rows --------------------------------------------------------------------------------
+FIG7 = "Fig. 7: λ ~ Beta(α, α) is U-shaped for α < 1, uniform for α = 1 and peaked at ½ for α > 1"
+FIG8_SHAPE = "Fig. 8: μ(acc) of Eq. 6 is ½ at acc = 50 for every t, falls with acc and steepens as t grows"
+FIG8_TANGENT = "Fig. 8: the simple rule 1 − acc/100 is the sigmoid's tangent at acc = 50 when b·t/T = 0.04"
+
+
+def test_fig7_fig8_exact_rows_on_the_computed_facts():
+    out = _by_claim(decide(PAPER, _results()))
+    assert [out[k].verdict for k in (FIG7, FIG8_SHAPE, FIG8_TANGENT)] == [REPRODUCED] * 3
+    assert all(out[k].seeds is None and not out[k].stand_in for k in (FIG7, FIG8_SHAPE, FIG8_TANGENT))
+    # Eq. 6's slope at acc = 50 is −b·(t/T)/4: recomputed here, it is what the facts hold (b = 1), up to the central
+    # difference's truncation h²(t/T)³/48 (3e-10 at t/T = 1)
+    assert MU_FACTS["slopes_at_50"] == pytest.approx([f / 4 for f in M.FIG8_FRACTIONS], abs=1e-9)
+    assert "0.0025, 0.0100, 0.0250, 0.0500, 0.1250, 0.2500" in out[FIG8_SHAPE].outcome.ours
+    # t/T = 0.01 (b = 1) is the nearest other curve: |0.01/4 − 1/100| = 0.0075
+    assert out[FIG8_TANGENT].note.endswith("differ by at least 0.0075 per accuracy point")
+    # Beta masses from closed forms: Beta(½, ½) is the arcsine law, F(x) = (2/π) asin(√x); Beta(2, 2): F(x) = 3x² − 2x³
+    arcsine_ends = 4 / np.pi * np.arcsin(np.sqrt(0.1))
+    cubic = lambda x: 3 * x**2 - 2 * x**3  # noqa: E731
+    by_alpha = BETA_FACTS.set_index("alpha")
+    assert by_alpha.end_mass[0.5] == pytest.approx(arcsine_ends, rel=1e-12)
+    assert by_alpha.centre_mass[2.0] == pytest.approx(cubic(0.6) - cubic(0.4), rel=1e-12)
+    assert f"α = 0.5: P(λ < 0.1 or λ > 0.9) = {arcsine_ends:.3f}" in out[FIG7].outcome.ours
+
+
+def test_fig7_fig8_rows_fail_on_wrong_curves_and_shapes(monkeypatch):
+    # a slope at acc = 50 that the simple rule does not share, and curves that do not steepen with t
+    mu = {**MU_FACTS, "tangent_residual": 0.015, "slopes_at_50": MU_FACTS["slopes_at_50"][::-1]}
+    out = _by_claim(decide(PAPER, _results(mu_curves=mu)))
+    assert out[FIG8_TANGENT].verdict == CONTRADICTED
+    parts = dict(out[FIG8_SHAPE].outcome.parts)
+    assert parts["midpoint"].verdict == REPRODUCED and parts["shape"].verdict == CONTRADICTED
+    assert out[FIG8_SHAPE].verdict == PARTIAL
+    # Eq. 6 centred at 40 instead of 50: μ(50) is no longer ½ and the simple rule no longer its tangent
+    from pflnb.algorithms import pmixfed as A
+
+    monkeypatch.setattr(M, "mu_sigmoid", lambda acc, t, horizon, b=1.0: A.mu_sigmoid(np.asarray(acc) + 10.0, t, horizon, b))
+    shifted = M.mu_curve_facts()
+    assert shifted["mid_residual"] > 1e-3 and shifted["tangent_residual"] > 1e-3
+    out = _by_claim(decide(PAPER, _results(mu_curves=shifted)))
+    assert out[FIG8_TANGENT].verdict == CONTRADICTED and dict(out[FIG8_SHAPE].outcome.parts)["midpoint"].verdict == CONTRADICTED
+    # Beta(2, 2) filed under α = 0.7: its pdf peaks at ½, so the U-shaped part fails; without α = 1, uniform is untestable
+    beta = M.beta_shape_facts((0.5, 2.0, 5.0))
+    beta.loc[beta.alpha == 2.0, "alpha"] = 0.7
+    parts = dict(C.beta_shapes({"beta_pdfs": beta})[0].parts)
+    assert parts["U-shaped (α < 1)"].verdict == CONTRADICTED and parts["peaked (α > 1)"].verdict == REPRODUCED
+    assert parts["uniform (α = 1)"].verdict == NOT_TESTABLE
 
 
 # ---- views ----------------------------------------------------------------------------------------------

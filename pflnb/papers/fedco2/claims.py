@@ -83,6 +83,42 @@ def gd_faster(results: Mapping[str, Any]) -> Decided:
     return outcome, [int(s) for s in order.seed]
 
 
+# ---- convergence over rounds (Fig. 2) ------------------------------------------------------------------------
+
+
+def curves_best(results: Mapping[str, Any]) -> tuple[Outcome, list[int], dict[str, str]]:
+    """Fig. 2 (top) on the ``feature`` runs: Fed-CO2's mean test accuracy over the evaluation rounds (client means)
+    against the strongest baseline's; fills ``rounds``, the number of evaluation rounds."""
+    curves = E.round_curves(results["feature"].records)
+    means = E.curve_means(curves)
+    baselines = [m for m in results["feature"].table.label.unique() if m != E.FEDCO2]
+    co2 = E.per_seed(means, E.FEDCO2)
+    outcome = best(co2, {m: E.per_seed(means, m) for m in baselines}, name="Fed-CO2")
+    return outcome, sorted(co2), {"rounds": str(curves["round"].nunique())}
+
+
+def fused_above_models(results: Mapping[str, Any]) -> tuple[Outcome, list[int], dict[str, str]]:
+    """Fig. 2 (bottom) on the ``feature`` runs, two named parts: the fused prediction's mean test accuracy over the
+    evaluation rounds against the stronger of its online and offline models (client means, per seed), and, per seed,
+    the smallest margin over the rounds of fused − the higher of the two models at that round against 0 ('at every
+    round'); fills ``rounds`` and ``share``, the share of evaluation rounds with fused ≥ both models per seed."""
+    curves = E.round_curves(results["feature"].records)
+    means = E.curve_means(curves)
+    online, offline = E.COMPONENTS["fedco2"]
+    fused = E.per_seed(means, E.FEDCO2)
+    models = {"online": E.per_seed(means, online), "offline": E.per_seed(means, offline)}
+    margins = E.fused_margins(curves)
+    smallest = {int(s): float(m) for s, m in margins.groupby("seed").margin.min().items()}
+    share = ", ".join(f"seed {int(s)}: {100 * a:.0f} %" for s, a in (margins.margin >= 0).groupby(margins.seed).mean().items())
+    outcome = parts(
+        **{
+            "mean over rounds": best(fused, models, name="fused"),
+            "at every round": compare(smallest, dict.fromkeys(smallest, 0.0), names=("smallest margin", "0")),
+        }
+    )
+    return outcome, sorted(fused), {"rounds": str(curves["round"].nunique()), "share": share}
+
+
 # ---- online vs offline vs fused, and the transfers (Tables 5, 10) and Fig. 7 ------------------------------------
 
 

@@ -20,7 +20,7 @@ from pflnb import device as resolve_device
 from pflnb.data import build_federated
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.paper import ExperimentResult
-from pflnb.experiments.tables import client_table, mean_std, summary_table
+from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
 from pflnb.fl.engine import summarize
 
 # arm labels the views and claims read (declared in :mod:`.paper`)
@@ -114,6 +114,36 @@ def component_curves(records: list[dict[str, Any]], domain: str) -> pd.DataFrame
     runs = [component_record(r, w) for r in records if r["label"] == FEDCO2 for w in ("fused", "online", "offline")]
     curves = domain_curves(runs, domain)
     return curves.assign(method=curves["method"].replace({FEDCO2: f"fused ({FEDCO2})"}))
+
+
+def round_curves(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """Fig. 2 over every client: one row per (run, evaluation round) with the client-mean test accuracy (``test_acc``),
+    Fed-CO2's online and offline models as runs of their own; ``method``: the arm's label or the model's name. A
+    diverged run keeps the rounds before it diverged, with ``diverged`` True."""
+    recs = with_components(records)
+    table = curve_table(recs)
+    return table.assign(method=[r["label"] for r in recs for _ in r["evals"]])
+
+
+def curve_means(curves: pd.DataFrame) -> pd.DataFrame:
+    """One row per (method, seed) of :func:`round_curves`: the mean over the evaluation rounds of the client-mean
+    test accuracy (the area under the accuracy curve over its length; NaN for a run that diverged)."""
+    out = curves.groupby(["method", "seed"], sort=False).agg(test_acc=("test_acc", "mean"), diverged=("diverged", "any"))
+    out.loc[out.diverged, "test_acc"] = np.nan
+    return out.reset_index()
+
+
+def fused_margins(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per (seed, evaluation round) of the Fed-CO2 runs in :func:`round_curves`: the fused prediction's client-mean
+    test accuracy minus the higher of its online and offline models' at that round (``margin``)."""
+    online, offline = COMPONENTS["fedco2"]
+    w = curves[curves.method.isin((FEDCO2, online, offline))].pivot_table(
+        index=["seed", "round"], columns="method", values="test_acc", dropna=False
+    )
+    if w.empty or set(w.columns) != {FEDCO2, online, offline}:
+        raise ValueError(f"fused_margins needs Fed-CO2 runs with their {online!r} and {offline!r} models")
+    margin = w[FEDCO2] - np.maximum(w[online], w[offline])
+    return margin.rename("margin").reset_index()
 
 
 def component_clients(records: list[dict[str, Any]]) -> pd.DataFrame:

@@ -242,6 +242,11 @@ STAND_IN_GD = (
     "test full-batch GD of a finite toy two-layer net on toy data B, by the spec's loss ratios after T steps and the "
     "late log-slope"
 )
+STAND_IN_FIG2 = (
+    "the paper states that Fed-CO2 converges significantly faster than the other methods and reaches the highest "
+    "accuracy (test-accuracy curves on WebCam and SVHN); we test the mean over the evaluation rounds of the client-mean "
+    "test accuracy (the area under the curve over its length, which rewards both) against the strongest baseline's"
+)
 T7, T3, T4 = E.REPORTED_TABLE7_DIGITS, E.REPORTED_TABLE3_C10, E.REPORTED_TABLE4_DIGITS
 T5, T10 = E.REPORTED_TABLE5_DOMAINNET, E.REPORTED_TABLE10_DOMAINNET
 
@@ -302,6 +307,22 @@ CLAIMS = (
         note=f"against {len(BASELINES)} baselines (no COPA; + FedRep, Ditto, APFL)",
     ),
     Compare("Feature skew: FedBN beats FedAvg", f"Digits {T7['FedBN']} vs {T7['FedAvg']}", "feature", E.FEDBN, "FedAvg"),
+    Derived(
+        "Feature skew: Fed-CO2's test accuracy over rounds is above every baseline's (Fig. 2)",
+        "highest accuracy, significantly faster convergence (WebCam, SVHN curves)",
+        C.curves_best,
+        "the feature runs' {rounds} evaluation rounds, client means over the five digits5-lite domains (the paper "
+        "plots one domain per panel); against the strongest baseline by seed mean",
+        stand_in=STAND_IN_FIG2,
+    ),
+    Derived(
+        "Feature skew: Fed-CO2's fused prediction stays above both of its own models over rounds (Fig. 2)",
+        "consistently surpasses its online and offline models",
+        C.fused_above_models,
+        "the feature runs' {rounds} evaluation rounds, client means over the five digits5-lite domains (the paper plots "
+        "one domain per panel); parts: the mean over rounds against the stronger model, and per seed the smallest "
+        "margin over the rounds of fused − the higher model at that round; rounds with fused ≥ both: {share}",
+    ),
     Derived(
         "Without transfers online = FedBN and offline = SingleSet (Table 10)",
         "identical rows",
@@ -489,9 +510,14 @@ COVERAGE = (
     Item(
         "Fig. 2",
         "test-accuracy convergence on WebCam and SVHN: Fed-CO2 faster, its fused prediction above both of its models",
-        status="missing",
-        reason="the curves are plotted from the feature runs (fig2_convergence) but no ledger row decides them; needs a "
-        "claim on the per-round accuracy of the feature experiment",
+        (
+            "Feature skew: Fed-CO2's test accuracy over rounds is above every baseline's",
+            "Feature skew: Fed-CO2's fused prediction stays above both of its own models over rounds",
+        ),
+        status="partly",
+        reason="decided on the feature experiment's runs (digits5-lite at the cpu profile), client means over the five "
+        "domains, not one domain per panel (WebCam needs Office-Caltech10's real images, paper profile); 'faster' is "
+        "judged by the mean accuracy over rounds (a stand-in), and the 'smoother, more robust' curves are in no row",
     ),
     Item(
         "Table 7",

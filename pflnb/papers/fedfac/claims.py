@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pflnb.experiments.claims import Outcome, best, check, compare, not_testable, parts, ratio_text, value
+from pflnb.experiments.tables import client_table
 
 PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "Ditto", "APFL", "Local", "FedEM")
 SMOKE = "the smoke profile runs 1 seed and 2 rounds"
@@ -71,6 +72,22 @@ def _pair(a: Mapping[int, float], b: Mapping[int, float], **kw: Any) -> Outcome:
     if not a2:
         return not_testable("no seed ran both sides")
     return compare(a2, b2, **kw)
+
+
+def share_above(result: Any, setting: str, label: str, other: str) -> dict[int, float]:
+    """Fig. 8: per seed, the share of the clients of ``setting`` whose test accuracy (at the run's best
+    mean-validation round) under arm ``label`` is strictly above arm ``other``'s (an experiment result with settings;
+    clients paired by seed and name, ties count as not above)."""
+    acc = {}
+    for lab in (label, other):
+        runs = [r for r, s, a in zip(result.records, result.table.setting, result.table.label) if s == setting and a == lab]
+        if not runs:
+            raise ValueError(f"share_above: no runs of {lab!r} on {setting!r}")
+        acc[lab] = client_table(runs).set_index(["seed", "client"]).test_acc
+    if not acc[label].index.sort_values().equals(acc[other].index.sort_values()):
+        raise ValueError(f"share_above: {label!r} and {other!r} ran on different seeds or clients on {setting!r}")
+    above = (acc[label] > acc[other].reindex(acc[label].index)).groupby(level="seed").mean()
+    return {int(s): float(v) for s, v in above.items()}
 
 
 def _time_check(ratio: Mapping[int, float]) -> Outcome:
@@ -281,6 +298,43 @@ def beats_personalized_feature_shift(r: Mapping[str, Any]) -> Decided:
         return not_testable(SMOKE), None, fill
     ff = by_seed(d5, "test_acc", label="FedFac dynamic")
     return best(ff, {p: by_seed(d5, "test_acc", label=p) for p in pers}, name="FedFac"), sorted(ff), fill
+
+
+def _settings(t2: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(t2.setting))
+
+
+def most_clients_improve(r: Mapping[str, Any]) -> Decided:
+    """Fig. 8: per seed, the share of clients with FedFac dynamic's test accuracy above FedAvg's, against one half
+    (most clients); one part per Table 2 setting."""
+    t2, skew, _ = _table2(r)
+    fill = {"settings": " and ".join(_settings(t2))}
+    if _smoke(r):
+        return not_testable(SMOKE), None, fill
+    named = {}
+    for s in _settings(t2):
+        share = share_above(r["table2"], s, "FedFac dynamic", "FedAvg")
+        named[s] = compare(share, dict.fromkeys(share, 0.5), names=("clients above FedAvg (%)", "half"))
+    outcome = parts(**named) if len(named) > 1 else next(iter(named.values()))
+    return outcome, _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
+
+
+def smallest_spread(r: Mapping[str, Any]) -> Decided:
+    """Fig. 8: FedFac dynamic's across-client standard deviation of test accuracy (the table's ``client_std``, at each
+    run's best mean-validation round) against the smallest of the baselines run in the setting (lower is claimed;
+    FedFac static is FedFac's own variant, not a baseline); one part per Table 2 setting."""
+    t2, skew, _ = _table2(r)
+    fill = {"settings": " and ".join(_settings(t2))}
+    if _smoke(r):
+        return not_testable(SMOKE), None, fill
+    named = {}
+    for s in _settings(t2):
+        ff = by_seed(t2, "client_std", setting=s, label="FedFac dynamic")
+        labels = [m for m in dict.fromkeys(t2[t2.setting == s].label) if not m.startswith("FedFac")]
+        others = {m: by_seed(t2, "client_std", setting=s, label=m) for m in labels}
+        named[s] = best(ff, others, name="FedFac", higher=False, unit="points (sd)")
+    outcome = parts(**named) if len(named) > 1 else next(iter(named.values()))
+    return outcome, _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
 
 
 def loss_falls_faster(r: Mapping[str, Any]) -> Decided:

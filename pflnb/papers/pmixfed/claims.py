@@ -4,7 +4,8 @@ verdict rule of :mod:`pflnb.experiments.claims`.
 Every function reads the named results of the notebook and returns the outcome, the seeds behind it and, where the
 claim's note names a measured value, that value. Theory claims read the float64 checks of the notebook's section 1
 (``lr``: ``plots.lr_equivalence``, ``fixed_point``: ``plots.fixed_point_figure``, ``lemma1``:
-``plots.lemma1_figure``); experimental claims read the experiments' results, paired by seed. Tolerances are stated
+``plots.lemma1_figure``, ``mu_curves``: ``mixup.mu_curve_facts``, ``beta_pdfs``: ``mixup.beta_shape_facts``);
+experimental claims read the experiments' results, paired by seed. Tolerances are stated
 numerical tolerances, never picked per claim: ``TOL`` for float64 identities.
 """
 
@@ -62,6 +63,84 @@ def history(results: Mapping[str, Any]) -> Decided:
             f"fixed point with λ = 0.9 vs FedAvg's: gap {residual_text(gap, FP_GAP)}; drift ‖G* − w_opt‖ = {fp['drift']:.3f}",
             criterion=f"the mixed fixed point differs from FedAvg's by more than {FP_GAP:.0e}",
         ),
+    )
+    return outcome, None
+
+
+def _listed(values: Any, fmt: str = "g") -> str:
+    return ", ".join(f"{v:{fmt}}" for v in values)
+
+
+def mu_curve_shape(results: Mapping[str, Any]) -> Decided:
+    """Fig. 8 (``mu_curves``), two named parts: μ(50) = ½ on every curve within ``TOL``; μ never rises with acc
+    (within ``TOL``) and −dμ/dacc at acc = 50 strictly increases with t/T."""
+    mu = results["mu_curves"]
+    slopes = mu["slopes_at_50"]
+    steeper = all(b > a for a, b in zip(slopes, slopes[1:]))
+    shape = check(
+        mu["max_rise"] <= TOL and steeper,
+        f"largest increase of μ from one acc value to the next {residual_text(max(mu['max_rise'], 0.0), TOL)}; "
+        f"−dμ/dacc at acc = 50 (b = 1): {_listed(slopes, '.4f')} for t/T = {_listed(mu['fractions'])}",
+        criterion=f"μ never rises with acc (within {TOL:.0e}) and −dμ/dacc at 50 strictly increases with t/T",
+    )
+    outcome = parts(
+        midpoint=identity(
+            mu["mid_residual"],
+            TOL,
+            what=f"max |μ(50) − ½| over t/T ∈ {{{_listed(mu['fractions'])}}}, b ∈ {{{_listed(mu['slopes'])}}}",
+        ),
+        shape=shape,
+    )
+    return outcome, None
+
+
+def mu_tangent(results: Mapping[str, Any]) -> tuple[Outcome, None, dict[str, str]]:
+    """Fig. 8 (``mu_curves``): at b·t/T = 0.04 the simple rule 1 − acc/100 matches μ(acc) of Eq. 6 at acc = 50 in
+    value and slope within ``TOL``; the note gets the smallest slope gap at the figure's other t/T."""
+    mu = results["mu_curves"]
+    out = identity(
+        mu["tangent_residual"],
+        TOL,
+        what=f"max over b ∈ {{{_listed(mu['slopes'])}}} of the gaps in μ and dμ/dacc at acc = 50 (t/T = 0.04/b)",
+    )
+    return out, None, {"other_gap": f"{mu['other_slope_gap']:.4f}"}
+
+
+def beta_shapes(results: Mapping[str, Any]) -> Decided:
+    """Fig. 7 (``beta_pdfs``, one row per α), three named parts: for α < 1 the log-pdf falls strictly on (0, ½] and
+    rises strictly on [½, 1) (U-shaped); for α = 1 the pdf is 1 within ``TOL`` (uniform); for α > 1 it rises, then
+    falls (peaked at ½). A part with no α evaluated is not testable."""
+    t = results["beta_pdfs"]
+
+    def masses(rows: Any) -> str:
+        return "; ".join(
+            f"α = {r.alpha:g}: P(λ < 0.1 or λ > 0.9) = {r.end_mass:.3f}, P(0.4 < λ < 0.6) = {r.centre_mass:.3f}"
+            for r in rows.itertuples()
+        )
+
+    def shaped(rows: Any, falls_first: bool, name: str) -> Outcome:
+        if rows.empty:
+            return not_testable(f"no α evaluated for the {name} shape")
+        if falls_first:
+            holds = bool(((rows.left_max < 0) & (rows.right_min > 0)).all())
+            criterion = "the log-pdf falls strictly on (0, ½] and rises strictly on [½, 1), a minimum at ½"
+        else:
+            holds = bool(((rows.left_min > 0) & (rows.right_max < 0)).all())
+            criterion = "the log-pdf rises strictly on (0, ½] and falls strictly on [½, 1), a maximum at ½"
+        return check(holds, masses(rows) + " (uniform: 0.2 each)", criterion=criterion)
+
+    one = t[t.alpha == 1.0]
+    uniform = (
+        identity(float(one.max_pdf_gap.max()), TOL, what="max |pdf − 1| at α = 1")
+        if len(one)
+        else not_testable("α = 1 not evaluated")
+    )
+    outcome = parts(
+        **{
+            "U-shaped (α < 1)": shaped(t[t.alpha < 1.0], True, "U"),
+            "uniform (α = 1)": uniform,
+            "peaked (α > 1)": shaped(t[t.alpha > 1.0], False, "peaked"),
+        }
     )
     return outcome, None
 

@@ -1,5 +1,6 @@
 """Mixing degree vs learning rate: the exact identities E1–E8 of the pMixFed spec (§3.1), the multi-step
-deviation, Lemma 1 and the noise floor that Theorem 3 misses (§3.2).
+deviation, Lemma 1 and the noise floor that Theorem 3 misses (§3.2); and the exact facts behind Figs. 7 and 8 (the
+Beta(α, α) pdfs of the random mix factor, the μ(acc) curves of Eq. 6 against the simple rule).
 
 Convention: the paper's λ weights the OLD / GLOBAL model, G_new = λ·G + (1 − λ)·Σ_k Ω_k L_k. The correct
 reading of Thm 1/4 is 1 − λ = η_g/η_l; the paper prints λ = η_g/η_l, which agrees only at λ = 1/2.
@@ -13,7 +14,11 @@ from dataclasses import dataclass
 from math import comb
 
 import numpy as np
+import pandas as pd
 import torch
+from scipy import stats
+
+from pflnb.algorithms.pmixfed import mu_sigmoid, mu_simple
 
 HOST = torch.device("cpu")  # numpy in, numpy out: the torch Adam identities run on the host
 
@@ -278,8 +283,89 @@ def grad_norm_running_average(l1: float, lr: float, sigma2: float, rounds: int, 
     return np.cumsum(vals) / np.arange(1, rounds + 1)
 
 
+# ------------------------------------------------------------------------------------------ Figs. 7 and 8
+FIG8_FRACTIONS = (0.01, 0.04, 0.1, 0.2, 0.5, 1.0)  # the round fractions t/T of Fig. 8's curves (spec §7)
+FIG8_SLOPES = (0.5, 1.0, 2.0)  # the slopes b of Fig. 5's sigmoid variants
+FIG7_ALPHAS = (0.1, 0.5, 1.0, 2.0, 5.0, 100.0)  # the α of Fig. 7's Beta(α, α) pdfs (spec §7)
+TANGENT = 0.04  # b·t/T at which the simple rule 1 − acc/100 is the sigmoid's tangent at acc = 50 (spec §2.2)
+# central-difference step in accuracy points (≈ 1.2e-4; a power of two, so acc ± h is exact); at acc = 50 the error
+# is the truncation h²k³/48 (k = b·t/T: 3e-10 at k = 1, 2e-14 at k = 0.04) plus rounding ε/h ≈ 1e-12
+SLOPE_STEP = 2.0**-13
+
+
+def mu_slope(acc: float, t: float, b: float = 1.0) -> float:
+    """dμ/dacc of Eq. 6 (:func:`~pflnb.algorithms.pmixfed.mu_sigmoid` at round fraction ``t``, slope ``b``) at ``acc``,
+    by a central difference of step :data:`SLOPE_STEP`."""
+    h = SLOPE_STEP
+    return float((mu_sigmoid(acc + h, t, 1.0, b) - mu_sigmoid(acc - h, t, 1.0, b)) / (2.0 * h))
+
+
+def mu_curve_facts(
+    fractions: Sequence[float] = FIG8_FRACTIONS, slopes: Sequence[float] = FIG8_SLOPES, points: int = 401
+) -> dict[str, object]:
+    """Fig. 8 in float64: over every curve μ(acc) of Eq. 6 (t/T in ``fractions`` × b in ``slopes``, acc on ``points``
+    values of [0, 100]) the largest |μ(50) − ½| (``mid_residual``) and the largest increase of μ from one acc value to
+    the next (``max_rise``); −dμ/dacc at acc = 50 for each t/T at b = 1 (``slopes_at_50``, t/T ascending); for
+    b·t/T = :data:`TANGENT` (each b) the largest gap to the simple rule 1 − acc/100 at acc = 50 in value and slope
+    (``tangent_residual``), and at b = 1 the smallest slope gap at the other t/T (``other_slope_gap``)."""
+    acc = np.linspace(0.0, 100.0, points)
+    curves = [(float(f), float(b)) for f in fractions for b in slopes]
+    mid = max(abs(mu_sigmoid(50.0, f, 1.0, b) - 0.5) for f, b in curves)
+    rise = max(float(np.diff(mu_sigmoid(acc, f, 1.0, b)).max()) for f, b in curves)
+    ordered = sorted(float(f) for f in fractions)
+    h = SLOPE_STEP
+    simple_slope = float((mu_simple(50.0 + h) - mu_simple(50.0 - h)) / (2.0 * h))
+    tangent = max(
+        max(abs(mu_sigmoid(50.0, TANGENT / b, 1.0, b) - mu_simple(50.0)), abs(mu_slope(50.0, TANGENT / b, b) - simple_slope))
+        for b in slopes
+    )
+    others = [abs(mu_slope(50.0, f) - simple_slope) for f in ordered if not np.isclose(f, TANGENT)]
+    return {
+        "fractions": ordered,
+        "slopes": [float(b) for b in slopes],
+        "mid_residual": float(mid),
+        "max_rise": rise,
+        "slopes_at_50": [-mu_slope(50.0, f) for f in ordered],
+        "tangent_residual": float(tangent),
+        "other_slope_gap": float(min(others)) if others else float("nan"),
+    }
+
+
+def beta_shape_facts(alphas: Sequence[float] = FIG7_ALPHAS, points: int = 500) -> pd.DataFrame:
+    """Fig. 7 in float64: per α, the Beta(α, α) log-pdf on ``points`` values of [0.001, ½] and on their mirror images
+    in [½, 0.999]: the smallest and largest step from one value to the next on each half (``left_min``, ``left_max``,
+    ``right_min``, ``right_max``), the largest |pdf − 1| (``max_pdf_gap``), and the exact masses P(λ < 0.1 or
+    λ > 0.9) (``end_mass``) and P(0.4 < λ < 0.6) (``centre_mass``), both 0.2 under the uniform."""
+    left = np.linspace(0.001, 0.5, points)
+    right = np.sort(1.0 - left)
+    rows = []
+    for a in alphas:
+        dl, dr = np.diff(stats.beta.logpdf(left, a, a)), np.diff(stats.beta.logpdf(right, a, a))
+        pdf = stats.beta.pdf(np.concatenate([left, right]), a, a)
+        rows.append(
+            {
+                "alpha": float(a),
+                "left_min": float(dl.min()),
+                "left_max": float(dl.max()),
+                "right_min": float(dr.min()),
+                "right_max": float(dr.max()),
+                "max_pdf_gap": float(np.abs(pdf - 1.0).max()),
+                "end_mass": float(stats.beta.cdf(0.1, a, a) + stats.beta.sf(0.9, a, a)),
+                "centre_mass": float(stats.beta.cdf(0.6, a, a) - stats.beta.cdf(0.4, a, a)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 __all__ = [
+    "FIG7_ALPHAS",
+    "FIG8_FRACTIONS",
+    "FIG8_SLOPES",
+    "TANGENT",
     "Quadratic",
+    "beta_shape_facts",
+    "mu_curve_facts",
+    "mu_slope",
     "adam_deviation",
     "adam_deviation_curve",
     "adam_first_step",

@@ -346,6 +346,25 @@ THEORY_CLAIMS = (
         "mixing is a server step size (E3, E6): slower, same limit; it cannot remove client drift",
         stand_in=STAND_IN_HISTORY,
     ),
+    Derived(
+        "Fig. 7: λ ~ Beta(α, α) is U-shaped for α < 1, uniform for α = 1 and peaked at ½ for α > 1",
+        "U-shaped / uniform / concentrated around ½ (§5.4.1, G.1)",
+        C.beta_shapes,
+        "scipy's Beta log-pdf on 500 points of [0.001, ½] and their mirror images, at the figure's α",
+    ),
+    Derived(
+        "Fig. 8: μ(acc) of Eq. 6 is ½ at acc = 50 for every t, falls with acc and steepens as t grows",
+        "curves for several t (Fig. 8, §5.4.2)",
+        C.mu_curve_shape,
+        "Eq. 6 as implemented, acc on 401 points of [0, 100], the figure's t/T and Fig. 5's slopes b",
+    ),
+    Derived(
+        "Fig. 8: the simple rule 1 − acc/100 is the sigmoid's tangent at acc = 50 when b·t/T = 0.04",
+        "drawn beside the sigmoid curves (Fig. 8); the relation is not stated",
+        C.mu_tangent,
+        "slopes by central differences of step 2⁻¹³; at the figure's other t/T (b = 1) the slopes at acc = 50 differ by "
+        "at least {other_gap} per accuracy point",
+    ),
 )
 
 
@@ -522,17 +541,15 @@ COVERAGE = (
     Item(
         "Figure 7",
         "pdf of the mix factor λ ~ Beta(α, α): U-shaped for α < 1, uniform for α = 1, peaked for α > 1",
-        status="missing",
-        reason="exact: the notebook plots it (fig7_beta_pdfs) but no ledger row checks the shapes; §5.4.1 / G.3's random "
-        "against adaptive α needs an α = 1 run (mu_mode beta, beta_alpha 1) beside the 'Beta adaptive' arm of "
-        "experiment mu, and a row comparing them",
+        ("Fig. 7: λ ~ Beta(α, α) is U-shaped",),
+        status="partly",
+        reason="the pdf shapes are checked exactly; §5.4.1 / G.3's random against adaptive α needs an α = 1 run "
+        "(mu_mode beta, beta_alpha 1) beside the 'Beta adaptive' arm of experiment mu, and a row comparing them (not run)",
     ),
     Item(
         "Figure 8",
         "μ(acc) of Eq. 6 for several t against the simple rule 1 − acc/100",
-        status="missing",
-        reason="exact: the notebook plots it (fig8_mu_curves) and asserts its values (μ = 0.5 at acc = 50, the simple "
-        "rule is the sigmoid's tangent at b·t/T = 0.04), but no ledger row records them",
+        ("Fig. 8: μ(acc) of Eq. 6 is ½ at acc = 50", "Fig. 8: the simple rule 1 − acc/100 is the sigmoid's tangent"),
     ),
 )
 

@@ -20,7 +20,7 @@ from pflnb.papers.pmixfed import mixup as M
 from pflnb.plots import learning_curves, set_style
 
 
-def mu_curves(fractions: Sequence[float] = (0.01, 0.04, 0.1, 0.2, 0.5, 1.0), bs: Sequence[float] = (0.5, 2.0)) -> plt.Figure:
+def mu_curves(fractions: Sequence[float] = M.FIG8_FRACTIONS, bs: Sequence[float] = (0.5, 2.0)) -> plt.Figure:
     """Fig. 8: μ(acc) of Eq. 6 for several round fractions t/T (and slopes b at t/T = 0.1) against 1 − acc/100."""
     set_style()
     acc = np.linspace(0, 100, 401)
@@ -40,7 +40,7 @@ def mu_curves(fractions: Sequence[float] = (0.01, 0.04, 0.1, 0.2, 0.5, 1.0), bs:
     return fig
 
 
-def beta_pdfs(alphas: Sequence[float] = (0.1, 0.5, 1, 2, 5, 100), horizon: int = 100) -> plt.Figure:
+def beta_pdfs(alphas: Sequence[float] = M.FIG7_ALPHAS, horizon: int = 100) -> plt.Figure:
     """Fig. 7: pdfs of λ ~ Beta(α, α), and the adaptive α schedule of Eq. 31 over rounds."""
     set_style()
     x = np.linspace(0.002, 0.998, 500)
