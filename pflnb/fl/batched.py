@@ -33,7 +33,18 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from pflnb.fl import state as S
-from pflnb.fl.plan import LOSS_KEY, Batch, LocalPlan, Phase, PhaseResult, PlanResult, set_model_attrs, slot_key, value_key
+from pflnb.fl.plan import (
+    LOSS_KEY,
+    Batch,
+    LocalPlan,
+    Phase,
+    PhaseResult,
+    PlanResult,
+    fuse_logits,
+    set_model_attrs,
+    slot_key,
+    value_key,
+)
 from pflnb.fl.training import accumulator_dtype, batch_indices, step_groups
 
 # ------------------------------------------------------------------------------------------ the functional model
@@ -498,6 +509,10 @@ class _Ops:
         finally:
             c.training, c.new_buffers = saved
 
+    def own_head(self, state, features: torch.Tensor) -> torch.Tensor:
+        n = len("head.")
+        return self.head({k[n:]: v for k, v in state.items() if k.startswith("head.")}, features)
+
     def keep(self, name: str, value: torch.Tensor) -> None:
         self.kept[name] = value
 
@@ -782,16 +797,22 @@ def plan_signature(plan: LocalPlan) -> tuple:
         plan.split,
         plan.model_attrs,
         plan.fuse,
+        plan.fuse_reduction,
     )
 
 
 @torch.no_grad()
 def evaluate_stacked(
-    fm: FunctionalModel, states: dict[str, torch.Tensor] | S.State, shared: bool, splits: Sequence[Any], block: int = 1024
+    fm: FunctionalModel,
+    states: dict[str, torch.Tensor] | S.State,
+    shared: bool,
+    splits: Sequence[Any],
+    block: int = 1024,
+    reduction: str = "sum",
 ) -> list[dict[str, float]]:
     """Accuracy and mean cross-entropy of each client's model (eval mode) on its split, as
     :func:`pflnb.fl.training.evaluate` computes them; ``states`` stacked, or one state for all when ``shared``; a list
-    of stacked states: the sum of their logits (a fused evaluation plan)."""
+    of stacked states: the sum (``reduction="mean"``: the mean) of their logits (a fused evaluation plan)."""
     xs, ys, sizes = pad_splits(splits)
     n_clients, device = len(splits), xs.device
     mask_all = torch.zeros(n_clients, xs.shape[1], dtype=torch.bool, device=device)
@@ -799,11 +820,8 @@ def evaluate_stacked(
         mask_all[c, :n] = True
 
     def client_logits(state, x, m):
-        if isinstance(state, list):  # fused: the sum of several models' logits
-            out = fm(state[0], x, m, False)[0]
-            for st in state[1:]:
-                out = out + fm(st, x, m, False)[0]
-            return out
+        if isinstance(state, list):  # fused: the sum (mean) of several models' logits
+            return fuse_logits([fm(st, x, m, False)[0] for st in state], reduction)
         return fm(state, x, m, False)[0]
 
     fwd = vmap(client_logits, in_dims=(None if shared else 0, 0, 0))

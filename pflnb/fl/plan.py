@@ -40,6 +40,7 @@ PHASE_KINDS = ("train", "gradient")
 UPDATES = ("optimizer", "terms")
 LOSS_KEY = "#loss"  # the key of the reported loss in a term's update when the terms make the step
 BN_MODES = ("eval", "train")
+FUSE_REDUCTIONS = ("sum", "mean")
 
 
 class Batch:
@@ -106,6 +107,13 @@ class Batch:
         mode (a frozen head: BN layers use its running statistics)."""
         return self._ops.head(state, features)
 
+    def own_head(self, features: torch.Tensor) -> torch.Tensor:
+        """Logits of the trained model's own ``head`` (its current entries, the gradient flowing into them) on
+        ``features`` other than the minibatch's (FedHKD's global class representations), in eval mode: BN layers of
+        the head use its running statistics from before this step's pass and are not updated. A term that reads it
+        sets ``before_head`` (on the sequential path its loss is then built before the step's pass runs the head)."""
+        return self._ops.own_head(self.state, features)
+
     def keep(self, name: str, value: torch.Tensor) -> None:
         """Record ``value`` (detached; a scalar per step, or per-sample rows) under ``name`` from within ``loss``."""
         self._ops.keep(name, value.detach())
@@ -147,8 +155,9 @@ class Term:
     """
 
     needs_features: bool = False
-    before_head: bool = False  # the loss reads only ``b.features``: on the sequential path it is built before the
-    # trained model's head, which fixes the order in which the backward pass adds up the features' gradient
+    before_head: bool = False  # the loss reads ``b.features`` (and ``b.own_head``), not ``b.logits``: on the sequential
+    # path it is built before the trained model's head, which fixes the order in which the backward pass adds up the
+    # features' gradient, and lets ``own_head`` read the head's BN statistics before the step's pass updates them
 
     def anchors(self) -> tuple[str, ...]:
         """Names of the plan anchors this term reads."""
@@ -343,7 +352,8 @@ class Phase:
 @dataclass
 class LocalPlan:
     """A client's local work: start states by slot, frozen anchors, phases run in order on split ``split``,
-    ``fuse``: in an evaluation plan, the slots whose logits are summed (Fed-CO2's Eq. 3; default: ``main``),
+    ``fuse``: in an evaluation plan, the slots whose logits are summed (Fed-CO2's Eq. 3; default: ``main``), or
+    averaged with ``fuse_reduction="mean"`` (COPA's ensemble of classifiers),
     ``values``: per-client tensors the terms update (e.g. APFL's α), ``model_attrs``: attributes of the model set for
     this client's passes (pMixFed-Hetero's ``active_depth``; clients with different ones are batched apart), and
     ``info`` the algorithm keeps for ``finish_local`` (runners ignore it)."""
@@ -357,6 +367,11 @@ class LocalPlan:
     values: dict[str, torch.Tensor] = field(default_factory=dict)
     model_attrs: tuple[tuple[str, Any], ...] = ()
     fuse: tuple[str, ...] = ("main",)
+    fuse_reduction: str = "sum"
+
+    def __post_init__(self) -> None:
+        if self.fuse_reduction not in FUSE_REDUCTIONS:
+            raise ValueError(f"fuse_reduction must be one of {FUSE_REDUCTIONS}, got {self.fuse_reduction!r}")
 
 
 def set_model_attrs(module: nn.Module, attrs: tuple[tuple[str, Any], ...]) -> nn.Module:
@@ -431,6 +446,8 @@ class _ModuleTerms:
         self.heads: dict[tuple, nn.Module] = {}
         self.step = self.calls = 0  # the index of the current minibatch in the phase, minibatches so far
         self.x: torch.Tensor | None = None
+        self.trained: nn.Module | None = module
+        self.head_done = True  # whether this step's pass has run the trained model's head (``own_head`` comes before)
 
     # ---- the operations of a Batch --------------------------------------------------------------------
     def anchor(self, name: str) -> Mapping[str, torch.Tensor]:
@@ -470,6 +487,20 @@ class _ModuleTerms:
             head.load_state_dict(dict(state))
             head = self.heads[key] = head.eval().requires_grad_(False)
         return head(features)
+
+    def own_head(self, state: Mapping[str, torch.Tensor], features: torch.Tensor) -> torch.Tensor:
+        if self.head_done:  # the step's train-mode pass has updated the head's BN statistics in place
+            raise RuntimeError("Batch.own_head read after the step's pass ran the head: declare the term before_head")
+        head = self.trained.head  # ``state`` holds this module's own parameters: calling it lets the gradient flow
+        # the buffers copied: the step's train-mode pass, after this one, updates the running statistics in place,
+        # which the backward pass of this eval-mode pass must not see
+        buffers = {k: v.clone() for k, v in head.named_buffers()}
+        was = head.training
+        head.eval()
+        try:
+            return torch.func.functional_call(head, buffers, (features,), strict=False)
+        finally:
+            head.train(was)
 
     def keep(self, name: str, value: torch.Tensor) -> None:
         self.records.setdefault(name, []).append(value.reshape(1) if value.dim() == 0 else value)
@@ -515,7 +546,7 @@ class _ModuleTerms:
     def batch(self, m: nn.Module, x: Any, y: Any, logits=None, features=None) -> Batch:
         """The :class:`Batch` of module ``m`` on (x, y) (tuples of minibatches when a step takes several)."""
         parts = tuple(zip(x, y)) if isinstance(x, tuple) else ((x, y),)
-        self.x = parts[0][0]
+        self.x, self.trained = parts[0][0], m
         state = lambda: {**dict(m.named_parameters()), **dict(m.named_buffers())}  # noqa: E731
         return Batch(*parts[0], state, self, logits, features, self.step, self.phase.step_lr, parts)
 
@@ -526,11 +557,13 @@ class _ModuleTerms:
         if self.phase.needs_features:
             h = m.features(x)
             b = self.batch(m, x, y, None, h)
+            self.head_done = False
             early = {i: t.loss(b) for i, t in enumerate(self.phase.terms) if t.before_head}
             logits = b.logits = m.head(h)
         else:
             h, logits, early = None, m(x), {}
             b = self.batch(m, x, y, logits, h)
+        self.head_done = True
         for t in self.phase.terms:
             if t.records:
                 with torch.no_grad():
@@ -724,28 +757,37 @@ def run_plan(ctx: Any, plan: LocalPlan) -> PlanResult:
 
 
 class FusedModel(nn.Module):
-    """A module whose logits are the sum of its members' logits (an evaluation plan's ``fuse``; Fed-CO2's Eq. 3)."""
+    """A module whose logits are the sum of its members' logits (an evaluation plan's ``fuse``; Fed-CO2's Eq. 3), or
+    their mean (``reduction="mean"``: COPA's ensemble)."""
 
-    def __init__(self, *members: nn.Module) -> None:
+    def __init__(self, *members: nn.Module, reduction: str = "sum") -> None:
         super().__init__()
+        if reduction not in FUSE_REDUCTIONS:
+            raise ValueError(f"reduction must be one of {FUSE_REDUCTIONS}, got {reduction!r}")
         self.members = nn.ModuleList(members)
+        self.reduction = reduction
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Σ of the members' logits, in order."""
-        out = self.members[0](x)
-        for m in self.members[1:]:
-            out = out + m(x)
-        return out
+        """Σ of the members' logits, in order (divided by their number for the mean)."""
+        return fuse_logits([m(x) for m in self.members], self.reduction)
+
+
+def fuse_logits(logits: list[torch.Tensor], reduction: str = "sum") -> torch.Tensor:
+    """The members' logits added in order, divided by their number when ``reduction="mean"`` (both runners)."""
+    out = logits[0]
+    for z in logits[1:]:
+        out = out + z
+    return out / len(logits) if reduction == "mean" else out
 
 
 def plan_module(ctx: Any, plan: LocalPlan) -> nn.Module:
     """The module an evaluation plan evaluates (the sequential path): slot ``main`` after the plan's phases, or the
-    sum of the ``fuse`` slots' logits."""
+    sum (mean) of the ``fuse`` slots' logits."""
     if plan.fuse != ("main",):
         if plan.phases:
             raise ValueError("plan_module: a fused evaluation plan has no phases")
         mods = [set_model_attrs(ctx.load(plan.models[s], s), plan.model_attrs) for s in plan.fuse]
-        return FusedModel(*mods)
+        return FusedModel(*mods, reduction=plan.fuse_reduction)
     module = set_model_attrs(ctx.load(plan.models["main"], "main"), plan.model_attrs)
     for phase in plan.phases:
         if phase.model != "main":

@@ -267,7 +267,8 @@ class BatchedRunner:
         for split in ("val", "test"):
             splits = [ctx.client(p.cid).split(split) for p in plans]
             with fm.attrs(plans[0].model_attrs):
-                res = B.evaluate_stacked(fm, stacked, False, splits, B.eval_block(ctx.device, len(plans)))
+                block = B.eval_block(ctx.device, len(plans))
+                res = B.evaluate_stacked(fm, stacked, False, splits, block, plans[0].fuse_reduction)
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out
