@@ -36,7 +36,8 @@ Choices this package settles:
 
 The local step is one plan (slot ``main``: the shared extractor with the client's classifier; the foreign
 classifiers are Fed-CO2's :class:`~pflnb.algorithms.fedco2.ForeignHeads` term), and the ensemble is a fused
-evaluation plan (one slot per classifier, ``fuse_reduction="mean"``), so both client runners execute it.
+evaluation plan (one slot per classifier, ``fuse_reduction="mean"``), so both client runners execute it (the
+sequential path runs the shared extractor once for all classifiers: the same numbers).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch import nn
 
 from pflnb.algorithms.fedco2 import REDUCTIONS, ForeignHeads
@@ -51,7 +53,7 @@ from pflnb.algorithms.partial import WEIGHTS, aggregation_weights
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.plan import LocalPlan, Phase, PlanResult, plan_module
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult, fuse_logits
 
 HEAD_PREFIX = "head."
 
@@ -73,6 +75,20 @@ class COPAParams:
             raise ValueError(f"gen_reduction must be one of {REDUCTIONS}, got {self.gen_reduction!r}")
         if self.weights not in WEIGHTS:
             raise ValueError(f"weights must be one of {WEIGHTS}, got {self.weights!r}")
+
+
+class HeadEnsemble(nn.Module):
+    """The mean of several classifiers' logits on one feature extractor's features, computed once (the module of
+    COPA's fused evaluation plan, whose slots share the extractor: the same numbers, one extractor pass)."""
+
+    def __init__(self, body: nn.Module, heads: list[nn.Module]) -> None:
+        super().__init__()
+        self.body, self.heads = body, nn.ModuleList(heads)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(1/N) Σ_j c_j(f(x)), summed in order."""
+        h = self.body.features(x)
+        return fuse_logits([head(h) for head in self.heads], "mean")
 
 
 def ensemble_slot(j: int) -> str:
@@ -154,10 +170,15 @@ class COPA(Algorithm):
         return self.ensemble_plan(ctx, cid, server)
 
     def eval_module(self, ctx: Any, cid: int, server: dict[str, Any], client: dict[str, Any]) -> nn.Module:
-        """The module of :meth:`eval_plan`."""
-        return plan_module(ctx, self.eval_plan(ctx, cid, server, client))
+        """The module of :meth:`eval_plan`, the shared extractor run once."""
+        return self.ensemble_module(ctx, self.eval_plan(ctx, cid, server, client))
+
+    def ensemble_module(self, ctx: Any, plan: LocalPlan) -> nn.Module:
+        """:class:`HeadEnsemble` of an ensemble plan's slots (scratch models named after them)."""
+        members = [ctx.load(plan.models[s], s) for s in plan.fuse]
+        return HeadEnsemble(members[0], [m.head for m in members])
 
     def unseen_module(self, ctx: Any, server: dict[str, Any], data: Any, finetune: bool) -> nn.Module:
         """A held-out client predicts with the same ensemble (COPA's purpose: an unseen domain); COPA has no
         fine-tuning step, so ``finetune`` changes nothing."""
-        return plan_module(ctx, self.ensemble_plan(ctx, data.cid, server))
+        return self.ensemble_module(ctx, self.ensemble_plan(ctx, data.cid, server))
