@@ -24,9 +24,10 @@ authors' code. Personalized evaluation, as FedHKD reports it: client k's local m
 Choices this package settles (the LG-Mix paper states none for its baselines):
 
 - **Distances**: ``distance="l2"`` is the paper's objective above (unsquared Euclidean norms, averaged over the
-  classes and over the minibatch). ``distance="code"`` is the authors' code: λ·KL(Q^j ‖ Q_τ(G(H^j))) averaged over
-  every entry of the |C| × K table (``nn.KLDivLoss()``'s mean) and γ·the mean squared error over every entry of the
-  B × d representations (``nn.MSELoss()``), a sample of a class without global knowledge counting as zero distance.
+  classes and over the minibatch; at a distance of exactly 0, where the norm has no gradient, torch's 0 is taken).
+  ``distance="code"`` is the authors' code: λ·KL(Q^j ‖ Q_τ(G(H^j))) averaged over every entry of the |C| × K table
+  (``nn.KLDivLoss()``'s mean) and γ·the mean squared error over every entry of the B × d representations
+  (``nn.MSELoss()``), a sample of a class without global knowledge counting as zero distance.
 - **Defaults**: λ = γ = 0.05 and τ = 0.5, the authors' code's defaults (``option.py``).
 - **Classes without knowledge**: a class no client has reported yet is left out of both terms; a class no client of
   this round holds keeps its last global value (the code keeps a dictionary over rounds).
