@@ -436,8 +436,8 @@ def test_coverage_cites_decided_claims_and_says_why_where_not_covered(tmp_path):
             assert c in cited[f"{kind} {n}"], c.claim
     for gap in ("Fig. 3", "Fig. 5", "Fig. 6"):  # Fig. 3 at three of the paper's five α
         assert items[gap].status in ("missing", "partly") and items[gap].reason
-    (copa,) = [i for i in PAPER.coverage if i.item.startswith("COPA")]
-    assert copa.status == "missing" and "not registered" in copa.reason
+    (copa,) = [i for i in PAPER.coverage if i.item.startswith("COPA")]  # run, but not in every table
+    assert copa.status == "partly" and copa.claims and "real images" in copa.reason
     (fedrod,) = [i for i in PAPER.coverage if i.item.startswith("FedRoD")]  # run, but not in every table
     assert fedrod.status == "partly" and fedrod.claims and "not run" in fedrod.reason
 

@@ -39,7 +39,7 @@ def _summ(acc: dict[str, float], noise=(0.0, 0.002, -0.002), **extra) -> pd.Data
 def _inputs(lg_acc: float) -> dict:
     accs = {"Local": 0.80, "FedAvg": 0.75, "FedBN": 0.82, "Fixed λ=0.5": 0.79, "LG-Mix": lg_acc}
     accs.update({"FedProx": 0.76, "FedRep": 0.78, "FedBABU": 0.77, "APFL": 0.76, "Ditto": 0.79, "FedAlt": 0.81})
-    accs.update({"L2SGD": 0.77, "Per-FedAvg": 0.75, "FedFomo": 0.78})
+    accs.update({"L2SGD": 0.77, "Per-FedAvg": 0.75, "FedFomo": 0.78, "FedHKD": 0.77})
     summ = _summ(accs)
     course = pd.DataFrame(
         {"first": [0.95, 0.96, 0.97], "last": [0.7, 0.72, 0.71], "var_raw": [0.02] * 3, "var_used": [0.005, 0.006, 0.004]},

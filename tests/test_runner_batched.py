@@ -172,6 +172,10 @@ BASELINE_LOCAL_WORK = [
     ("l2sgd", {"alpha": 0.5, "p": 0.3, "lam": 2.0}),
     ("fedfomo", None),
     ("fedfomo", {"n_download": 1, "epsilon": 0.5}),
+    ("copa", None),
+    ("copa", {"gen_reduction": "mean", "gen_weight": 0.5, "weights": "uniform"}),
+    ("fedhkd", None),
+    ("fedhkd", {"distance": "code", "lam": 0.5, "gamma": 0.3, "temperature": 2.0}),
 ]
 
 
@@ -199,7 +203,14 @@ def test_batched_equals_sequential_fedrod_paper_model(params):
     assert_same(*run_both("fedrod", params, model="co2-cnn", rounds=2, data=data))
 
 
-@pytest.mark.parametrize("method", ["apfl", "pfedme", "per-fedavg", "fedco2", "fedrod", "fedem"])
+@pytest.mark.parametrize("method", ["copa", "fedhkd"])
+def test_batched_equals_sequential_heads_with_batchnorm(method):
+    """COPA's frozen foreign classifiers and mean-of-logits ensemble, and FedHKD's own classifier on the global class
+    representations (eval mode, the gradient flowing into it), on Fed-CO2's network, whose head has BatchNorm."""
+    assert_same(*run_both(method, model="co2-cnn", rounds=3))
+
+
+@pytest.mark.parametrize("method", ["apfl", "pfedme", "per-fedavg", "fedco2", "fedrod", "fedem", "copa", "fedhkd"])
 def test_batched_equals_sequential_baseline_local_work_adam(method):
     """A second model's own optimizer state (Adam's moments and step counts) carried over the steps, and (Fed-CO2)
     an optimizer continued from one phase to the next."""
@@ -394,6 +405,8 @@ def test_plan_gaps_detect_subclasses_that_bypass_the_plan():
     assert local_plan_gap(make_algorithm("per-fedavg")) is None
     assert eval_plan_gap(make_algorithm("per-fedavg")) is None
     assert local_plan_gap(make_algorithm("fedco2")) is None and eval_plan_gap(make_algorithm("fedco2")) is None
+    assert local_plan_gap(make_algorithm("copa")) is None and eval_plan_gap(make_algorithm("copa")) is None
+    assert local_plan_gap(make_algorithm("fedhkd")) is None and eval_plan_gap(make_algorithm("fedhkd")) is None
     assert "DirectFedAvg overrides local_train" in local_plan_gap(DirectFedAvg())
     assert "DirectFedAvg overrides eval_module" in eval_plan_gap(DirectFedAvg())
     assert "declares no local plan" in local_plan_gap(Algorithm())

@@ -510,6 +510,10 @@ class _Ops:
         finally:
             c.training, c.new_buffers = saved
 
+    def own_head(self, state, features: torch.Tensor) -> torch.Tensor:
+        n = len("head.")
+        return self.head({k[n:]: v for k, v in state.items() if k.startswith("head.")}, features)
+
     def keep(self, name: str, value: torch.Tensor) -> None:
         self.kept[name] = value
 
@@ -830,6 +834,7 @@ def plan_signature(plan: LocalPlan) -> tuple:
         plan.model_attrs,
         plan.fuse,
         plan.mix,
+        plan.fuse_reduction,
     )
 
 
@@ -840,12 +845,13 @@ def evaluate_stacked(
     shared: bool,
     splits: Sequence[Any],
     block: int = 1024,
+    reduction: str = "sum",
     log_weights: torch.Tensor | None = None,
 ) -> list[dict[str, float]]:
     """Accuracy and mean cross-entropy of each client's model (eval mode) on its split, as
     :func:`pflnb.fl.training.evaluate` computes them; ``states`` stacked, or one state for all when ``shared``; a list
-    of stacked states: their fused logits (:func:`~pflnb.fl.plan.fuse_logits`; a fused evaluation plan), with
-    ``log_weights`` (clients × models) a mixture."""
+    of stacked states: their fused logits (:func:`~pflnb.fl.plan.fuse_logits`: the sum, the mean with
+    ``reduction="mean"``, the mixture with ``log_weights``, clients × models; a fused evaluation plan)."""
     xs, ys, sizes = pad_splits(splits)
     n_clients, device = len(splits), xs.device
     mask_all = torch.zeros(n_clients, xs.shape[1], dtype=torch.bool, device=device)
@@ -854,7 +860,7 @@ def evaluate_stacked(
 
     def client_logits(state, x, m, lw):
         if isinstance(state, list):  # fused: several models' logits
-            return fuse_logits([fm(st, x, m, False)[0] for st in state], lw)
+            return fuse_logits([fm(st, x, m, False)[0] for st in state], reduction, lw)
         return fm(state, x, m, False)[0]
 
     fwd = vmap(client_logits, in_dims=(None if shared else 0, 0, 0, None if log_weights is None else 0))

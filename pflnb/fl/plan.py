@@ -41,6 +41,7 @@ PHASE_KINDS = ("train", "gradient")
 UPDATES = ("optimizer", "terms")
 LOSS_KEY = "#loss"  # the key of the reported loss in a term's update when the terms make the step
 BN_MODES = ("eval", "train")
+FUSE_REDUCTIONS = ("sum", "mean")
 
 
 class Batch:
@@ -117,6 +118,13 @@ class Batch:
         move and are kept in the slot."""
         return self._ops.slot_head(name, features)
 
+    def own_head(self, features: torch.Tensor) -> torch.Tensor:
+        """Logits of the trained model's own ``head`` (its current entries, the gradient flowing into them) on
+        ``features`` other than the minibatch's (FedHKD's global class representations), in eval mode: BN layers of
+        the head use its running statistics from before this step's pass and are not updated. A term that reads it
+        sets ``before_head`` (on the sequential path its loss is then built before the step's pass runs the head)."""
+        return self._ops.own_head(self.state, features)
+
     def keep(self, name: str, value: torch.Tensor) -> None:
         """Record ``value`` (detached; a scalar per step, or per-sample rows) under ``name`` from within ``loss``."""
         self._ops.keep(name, value.detach())
@@ -159,8 +167,9 @@ class Term:
     """
 
     needs_features: bool = False
-    before_head: bool = False  # the loss reads only ``b.features``: on the sequential path it is built before the
-    # trained model's head, which fixes the order in which the backward pass adds up the features' gradient
+    before_head: bool = False  # the loss reads ``b.features`` (and ``b.own_head``), not ``b.logits``: on the sequential
+    # path it is built before the trained model's head, which fixes the order in which the backward pass adds up the
+    # features' gradient, and lets ``own_head`` read the head's BN statistics before the step's pass updates them
 
     def anchors(self) -> tuple[str, ...]:
         """Names of the plan anchors this term reads."""
@@ -370,7 +379,8 @@ class Phase:
 @dataclass
 class LocalPlan:
     """A client's local work: start states by slot, frozen anchors, phases run in order on split ``split``,
-    ``fuse``: in an evaluation plan, the slots whose logits are summed (Fed-CO2's Eq. 3; default: ``main``),
+    ``fuse``: in an evaluation plan, the slots whose logits are summed (Fed-CO2's Eq. 3; default: ``main``), or
+    averaged with ``fuse_reduction="mean"`` (COPA's ensemble of classifiers),
     ``values``: per-client tensors the terms update (e.g. APFL's α), ``columns``: per-sample tensors aligned with the
     split's samples (first dimension: the split's size) that terms read by minibatch (``b.column``; FedEM's
     responsibilities), ``model_attrs``: attributes of the model set for
@@ -390,6 +400,11 @@ class LocalPlan:
     model_attrs: tuple[tuple[str, Any], ...] = ()
     fuse: tuple[str, ...] = ("main",)
     mix: str | None = None
+    fuse_reduction: str = "sum"
+
+    def __post_init__(self) -> None:
+        if self.fuse_reduction not in FUSE_REDUCTIONS:
+            raise ValueError(f"fuse_reduction must be one of {FUSE_REDUCTIONS}, got {self.fuse_reduction!r}")
 
 
 def set_model_attrs(module: nn.Module, attrs: tuple[tuple[str, Any], ...]) -> nn.Module:
@@ -466,6 +481,8 @@ class _ModuleTerms:
         self.x: torch.Tensor | None = None
         self.labels: torch.Tensor | None = None  # with plan columns: the split's labels (the path draws indices)
         self.rows: torch.Tensor | None = None  # the current minibatch's sample indices in the split
+        self.trained: nn.Module | None = module
+        self.head_done = True  # whether this step's pass has run the trained model's head (``own_head`` comes before)
 
     # ---- the operations of a Batch --------------------------------------------------------------------
     def anchor(self, name: str) -> Mapping[str, torch.Tensor]:
@@ -510,6 +527,20 @@ class _ModuleTerms:
             head.load_state_dict(dict(state))
             head = self.heads[key] = head.eval().requires_grad_(False)
         return head(features)
+
+    def own_head(self, state: Mapping[str, torch.Tensor], features: torch.Tensor) -> torch.Tensor:
+        if self.head_done:  # the step's train-mode pass has updated the head's BN statistics in place
+            raise RuntimeError("Batch.own_head read after the step's pass ran the head: declare the term before_head")
+        head = self.trained.head  # ``state`` holds this module's own parameters: calling it lets the gradient flow
+        # the buffers copied: the step's train-mode pass, after this one, updates the running statistics in place,
+        # which the backward pass of this eval-mode pass must not see
+        buffers = {k: v.clone() for k, v in head.named_buffers()}
+        was = head.training
+        head.eval()
+        try:
+            return torch.func.functional_call(head, buffers, (features,), strict=False)
+        finally:
+            head.train(was)
 
     def keep(self, name: str, value: torch.Tensor) -> None:
         self.records.setdefault(name, []).append(value.reshape(1) if value.dim() == 0 else value)
@@ -569,7 +600,7 @@ class _ModuleTerms:
     def batch(self, m: nn.Module, x: Any, y: Any, logits=None, features=None) -> Batch:
         """The :class:`Batch` of module ``m`` on (x, y) (tuples of minibatches when a step takes several)."""
         parts = tuple(zip(x, y)) if isinstance(x, tuple) else ((x, y),)
-        self.x = parts[0][0]
+        self.x, self.trained = parts[0][0], m
         state = lambda: {**dict(m.named_parameters()), **dict(m.named_buffers())}  # noqa: E731
         return Batch(*parts[0], state, self, logits, features, self.step, self.phase.step_lr, parts)
 
@@ -581,11 +612,13 @@ class _ModuleTerms:
         if self.phase.needs_features:
             h = m.features(x)
             b = self.batch(m, x, y, None, h)
+            self.head_done = False
             early = {i: t.loss(b) for i, t in enumerate(self.phase.terms) if t.before_head}
             logits = b.logits = m.head(h)
         else:
             h, logits, early = None, m(x), {}
             b = self.batch(m, x, y, logits, h)
+        self.head_done = True
         for t in self.phase.terms:
             if t.records:
                 with torch.no_grad():
@@ -789,39 +822,43 @@ def run_plan(ctx: Any, plan: LocalPlan) -> PlanResult:
     return PlanResult(models, results, values)
 
 
-def fuse_logits(logits: list[torch.Tensor], log_weights: torch.Tensor | None = None) -> torch.Tensor:
-    """The fused logits of several models: their sum, in order (Fed-CO2's Eq. 3), or with ``log_weights`` (one per
-    model) the log of the mixture of their predictions, log Σ_m e^{w_m} softmax(z_m) (FedEM)."""
-    if log_weights is None:
-        out = logits[0]
-        for z in logits[1:]:
-            out = out + z
-        return out
-    lw = log_weights.to(logits[0].dtype)
-    return torch.logsumexp(torch.stack([lw[i] + F.log_softmax(z, dim=-1) for i, z in enumerate(logits)]), dim=0)
-
-
 class FusedModel(nn.Module):
-    """A module whose logits fuse its members' logits (:func:`fuse_logits`; an evaluation plan's ``fuse``)."""
+    """A module whose logits fuse its members' logits (:func:`fuse_logits`; an evaluation plan's ``fuse``): their sum
+    (Fed-CO2's Eq. 3), their mean (``reduction="mean"``: COPA's ensemble) or, with ``log_weights``, their mixture (FedEM)."""
 
-    def __init__(self, *members: nn.Module, log_weights: torch.Tensor | None = None) -> None:
+    def __init__(self, *members: nn.Module, reduction: str = "sum", log_weights: torch.Tensor | None = None) -> None:
         super().__init__()
+        if reduction not in FUSE_REDUCTIONS:
+            raise ValueError(f"reduction must be one of {FUSE_REDUCTIONS}, got {reduction!r}")
         self.members = nn.ModuleList(members)
-        self.log_weights = log_weights
+        self.reduction, self.log_weights = reduction, log_weights
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The fused logits of the members, in order."""
-        return fuse_logits([m(x) for m in self.members], self.log_weights)
+        return fuse_logits([m(x) for m in self.members], self.reduction, self.log_weights)
+
+
+def fuse_logits(logits: list[torch.Tensor], reduction: str = "sum", log_weights: torch.Tensor | None = None) -> torch.Tensor:
+    """The fused logits of several models (both runners): added in order (Fed-CO2's Eq. 3), divided by their number
+    when ``reduction="mean"`` (COPA); with ``log_weights`` (one per model) the log of the mixture of their predictions,
+    log Σ_m e^{w_m} softmax(z_m) (FedEM)."""
+    if log_weights is not None:
+        lw = log_weights.to(logits[0].dtype)
+        return torch.logsumexp(torch.stack([lw[i] + F.log_softmax(z, dim=-1) for i, z in enumerate(logits)]), dim=0)
+    out = logits[0]
+    for z in logits[1:]:
+        out = out + z
+    return out / len(logits) if reduction == "mean" else out
 
 
 def plan_module(ctx: Any, plan: LocalPlan) -> nn.Module:
     """The module an evaluation plan evaluates (the sequential path): slot ``main`` after the plan's phases, or the
-    sum of the ``fuse`` slots' logits."""
+    sum (mean) of the ``fuse`` slots' logits."""
     if plan.fuse != ("main",):
         if plan.phases:
             raise ValueError("plan_module: a fused evaluation plan has no phases")
         mods = [set_model_attrs(ctx.load(plan.models[s], s), plan.model_attrs) for s in plan.fuse]
-        return FusedModel(*mods, log_weights=plan.values[plan.mix] if plan.mix else None)
+        return FusedModel(*mods, reduction=plan.fuse_reduction, log_weights=plan.values[plan.mix] if plan.mix else None)
     module = set_model_attrs(ctx.load(plan.models["main"], "main"), plan.model_attrs)
     for phase in plan.phases:
         if phase.model != "main":

@@ -268,7 +268,8 @@ class BatchedRunner:
         for split in ("val", "test"):
             splits = [ctx.client(p.cid).split(split) for p in plans]
             with fm.attrs(plans[0].model_attrs):
-                res = B.evaluate_stacked(fm, stacked, False, splits, B.eval_block(ctx.device, len(plans)), log_weights)
+                block = B.eval_block(ctx.device, len(plans))
+                res = B.evaluate_stacked(fm, stacked, False, splits, block, plans[0].fuse_reduction, log_weights)
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out

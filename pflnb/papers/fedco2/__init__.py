@@ -5,7 +5,7 @@ Everything of this paper, in one place (notebook ``notebooks/02_fedco2.ipynb``):
 * registry methods (:mod:`pflnb.algorithms`) — the method: ``fedco2`` (Algorithm 1,
   :class:`pflnb.algorithms.fedco2.FedCO2`), ``fedco2-label`` (Algorithm 2); ``fedbn-affine`` (FedBN with only the
   BN affine parameters personal, the label-skew code's rule); baselines: ``fedavg``, ``fedprox``, ``fedbn``,
-  ``fedper``, ``fedrep``, ``ditto``, ``apfl``, ``moon``, ``local``;
+  ``fedper``, ``fedrep``, ``ditto``, ``apfl``, ``moon``, ``fedrod``, ``copa`` (:mod:`pflnb.algorithms.copa`), ``local``;
 * models (:mod:`pflnb.models.fedco2`) — ``co2-cnn`` (smoke, cpu), ``co2-digit``, ``co2-alexnet`` and ``co2-cnnb``
   (paper);
 * data (:mod:`pflnb.data`) — ``digits5-lite``, ``fmnist`` (label skew), and at the paper profile ``digits5``,

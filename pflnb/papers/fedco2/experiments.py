@@ -331,6 +331,7 @@ REPORTED_TABLE7_DIGITS = {  # feature skew, Digits, Avg (%)
     "FedProx": 82.70,
     "FedPer": 85.22,
     "MOON": 84.05,
+    "COPA": 86.75,
     "FedBN": 85.20,
     "Fed-CO2": 89.91,
 }
@@ -349,6 +350,7 @@ REPORTED_TABLE4_DIGITS = {  # label + feature skew, Digits, Dirichlet 0.3, Avg
     "FedProx": 75.88,
     "FedPer": 87.68,
     "MOON": 88.01,
+    "COPA": 89.70,
     "FedBN": 83.10,
     "Fed-CO2": 92.59,
 }

@@ -4,7 +4,8 @@ Everything of this paper, in one place (notebook ``notebooks/01_lgmix.ipynb``):
 
 * registry methods — the method: ``lgmix`` (:mod:`pflnb.algorithms.lgmix`; ``lambda_mode="fixed"`` gives the fixed
   ratio); baselines: ``local``, ``fedavg``, ``fedbn``, ``fedprox``, ``fedrep``, ``fedbabu``, ``fedalt``
-  (:mod:`pflnb.algorithms.partial`), ``apfl``, ``ditto`` (:mod:`pflnb.algorithms.personal`);
+  (:mod:`pflnb.algorithms.partial`), ``apfl``, ``ditto`` (:mod:`pflnb.algorithms.personal`), ``per-fedavg``
+  (:mod:`pflnb.algorithms.meta`), ``l2sgd``, ``fedfomo``, ``fedhkd`` (:mod:`pflnb.algorithms.fedhkd`);
 * models — ``small-bn-cnn`` and ``mlp`` (cpu profile), ``digit`` (FedBN's DigitModel) and ``resnet18`` (paper
   profile) from :mod:`pflnb.models`;
 * shared modules — :mod:`pflnb.theory.ntk` (two-layer ReLU Gram matrices, H∞, Prop. 1 rates, empirical NTK traces,
