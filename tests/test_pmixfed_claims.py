@@ -57,8 +57,24 @@ def _mu():
             "fixed mu=0.5": {"seen": [0.80, 0.81, 0.82]},
             "fixed mu=0.8": {"seen": [0.40, 0.41, 0.42]},
             "pFedMix (lambda=0.5)": {"seen": [0.60, 0.60, 0.60]},
+            "Beta adaptive": {"seen": [0.65, 0.66, 0.67]},
+            "Beta α=1 (random)": {"seen": [0.60, 0.60, 0.61]},
         },
         dataset="digits5-lite",
+    )
+
+
+def _table2_mlp15():
+    # the 15-block analogue reverses Table 1's synthetic verdicts: before fine-tuning FedAlt clearly best, after
+    # fine-tuning pMixFed clearly best; only the fmnist N10 cell ran
+    return _result(
+        "table2_mlp15",
+        {
+            "pmixfed": {"before": [0.50, 0.51, 0.52], "after": [0.80, 0.82, 0.81], "seen": [0.9, 0.9, 0.9]},
+            "fedavg": {"before": [0.55, 0.56, 0.57], "after": [0.60, 0.61, 0.62], "seen": [0.5, 0.5, 0.5]},
+            "fedalt": {"before": [0.70, 0.71, 0.72], "after": [0.70, 0.71, 0.72], "seen": [0.9, 0.9, 0.9]},
+            "fedbabu": {"before": [0.40, 0.41, 0.42], "after": [0.65, 0.66, 0.67], "seen": [0.8, 0.8, 0.8]},
+        },
     )
 
 
@@ -114,6 +130,7 @@ def _results(**changes):
         mu_curves=MU_FACTS,
         beta_pdfs=BETA_FACTS,
         table1=_table1(),
+        table2_mlp15=_table2_mlp15(),
         mu=_mu(),
         shock=_shock({"pmixfed": [2.0, 3.0, 2.5], "fedsim-shock": [20.0, 25.0, 22.0]}),
         hetero=_hetero(),
@@ -180,7 +197,44 @@ def test_order_and_paper_values_are_declared():
         "best in Table 1 (MNIST: –)",
         "best in Table 1 (MNIST: –)",
     ]
-    assert texts[-1].startswith("Mismatched") and len(texts) == 22
+    assert texts[15:19] == [
+        f"Table 2 analogue (15 blocks): pMixFed best on unseen clients {what}, fmnist {st}"
+        for st in ("N10", "N100")
+        for what in ("before fine-tuning (participant gap)", "after fine-tuning")
+    ]
+    assert texts[-1].startswith("Mismatched") and len(texts) == 27
+
+
+TABLE2 = "Table 2 analogue (15 blocks): pMixFed best on unseen clients {}, fmnist {}"
+G3 = "G.3: the adaptive Beta schedule (α = 0.1 → 100 → 0.1) beats random λ ~ U(0, 1) (α = 1)"
+
+
+def test_table2_rows_read_the_15_block_experiment():
+    """The Table 2 analogue's rows apply the Table 1 rule to experiment table2_mlp15 (whose synthetic verdicts are the
+    reverse of table1's), each against its strongest competitor; the N100 cell it did not run is not testable."""
+    got = _by_claim(decide(PAPER, _results()))
+    before, after = (
+        got[TABLE2.format("before fine-tuning (participant gap)", "N10")],
+        got[TABLE2.format("after fine-tuning", "N10")],
+    )
+    assert before.verdict == CONTRADICTED and "fedalt" in before.outcome.ours
+    assert after.verdict == REPRODUCED and "fedalt" in after.outcome.ours and list(after.seeds) == list(SEEDS)
+    for what in ("before fine-tuning (participant gap)", "after fine-tuning"):
+        assert got[TABLE2.format(what, "N100")].verdict == NOT_TESTABLE
+    # the same rule on table1's runs gives table1's verdicts (the experiment name is the only difference)
+    assert C.unseen_best("fmnist", "N10", "after", _results(), experiment="table1")[0].verdict == CONTRADICTED
+    assert C.unseen_best("fmnist", "N10", "after", _results(), experiment="table2_mlp15")[0].verdict == REPRODUCED
+
+
+def test_g3_adaptive_against_random_beta():
+    """G.3's row compares the adaptive Beta schedule with α = 1 on participating-client accuracy, paired by seed."""
+    assert _by_claim(decide(PAPER, _results()))[G3].verdict == REPRODUCED
+    mu = _mu()
+    flipped = mu.table.copy()
+    is_random = flipped.label == "Beta α=1 (random)"
+    flipped.loc[is_random, "test_acc"] = 0.9
+    out = _by_claim(decide(PAPER, _results(mu=ExperimentResult(mu.experiment, "cpu", flipped, mu.records))))
+    assert out[G3].verdict == CONTRADICTED
 
 
 def test_shock_direction_and_one_seed():
