@@ -307,3 +307,26 @@ def ablation_figure(abl: pd.DataFrame) -> plt.Figure:
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", title=None, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def sweeps_figure(sweeps: Mapping[str, pd.DataFrame], metrics: Mapping[str, str]) -> plt.Figure:
+    """Tables 4–6 judged: per knob (``sweeps``: knob → :func:`~pflnb.papers.fedfac.claims.sweep_table`), the mean
+    and sd over seeds of the accuracy its claim reads (``metrics``: knob → ``val_acc`` or ``test_acc``), one line per
+    skew level, the arms in the order swept."""
+    set_style()
+    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.4 * len(sweeps), 3.4), squeeze=False)
+    for ax, (knob, t) in zip(axes[0], sweeps.items()):
+        metric = metrics[knob]
+        for i, (setting, d) in enumerate(t.groupby("setting", sort=False)):
+            g = d.groupby("label", sort=False)[metric]
+            mean, sd = 100 * g.mean(), 100 * g.std().fillna(0.0)
+            xs = np.arange(len(mean)) + (i - 0.5) * 0.08
+            ax.errorbar(xs, mean.to_numpy(), yerr=sd.to_numpy(), fmt="o-", capsize=3, label=setting)
+            ax.set_xticks(np.arange(len(mean)), [str(v) for v in mean.index])
+        table = {"Λ": "Table 4", "τ": "Table 5", "κ": "Table 6"}.get(knob, "")
+        ax.set_title(f"{table}: {knob}, {t.seed.nunique()} seeds" if table else f"{knob}, {t.seed.nunique()} seeds")
+        ax.set_xlabel(knob)
+        ax.set_ylabel(f"client-mean {'validation' if metric == 'val_acc' else 'test'} accuracy (%)")
+    axes[0][0].legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig
