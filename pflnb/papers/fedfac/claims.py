@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pflnb.experiments.claims import Outcome, best, check, compare, not_testable, parts, ratio_text, value
+from pflnb.papers.fedfac.featuremaps import channel_similarity
 
 PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "Ditto", "APFL", "Local", "FedEM")
 SMOKE = "the smoke profile runs 1 seed and 2 rounds"
@@ -435,3 +436,25 @@ def kappa_small_effect(r: Mapping[str, Any]) -> Decided:
         acc = t[t.setting == s].pivot_table(index="seed", columns="label", values="test_acc")
         named[s] = value({int(k): float(v) for k, v in (acc.max(axis=1) - acc.min(axis=1)).items()}, 0.0, KAPPA_TOL)
     return _one_or_parts(named), sorted(set(t.seed)), fill
+
+
+# ---- Fig. 10: feature maps of the split conv layer against FedAvg's -------------------------------------------------
+
+STAND_IN_FIG10 = (
+    "the paper states, from one image's feature maps (Fig. 10), that FedFac's shared filters behave like FedAvg's and "
+    "its personalized ones extract clearer, more specific features; we test that, over every client's first test "
+    "images, FedFac's shared channels correlate more with FedAvg's same channels (same initialization) than its "
+    "personalized ones do, not the clarity of the maps"
+)
+
+
+def shared_like_fedavg(r: Mapping[str, Any]) -> Decided:
+    """Fig. 10: the mean correlation with FedAvg's maps of FedFac's shared channels above that of its personalized
+    channels (``fig10``), paired per seed."""
+    res = r["fig10"]
+    fill = {"setting": res.table.setting.iloc[0]}
+    if _smoke(r):
+        return not_testable(SMOKE), None, fill
+    sim = channel_similarity(res.records, res.table.seed)
+    outcome = _pair(sim["shared"], sim["personalized"], scale=1.0, names=("shared", "personalized"), unit="(correlation)")
+    return outcome, sorted(sim["shared"]), fill
