@@ -332,41 +332,39 @@ def sweeps_figure(sweeps: Mapping[str, pd.DataFrame], metrics: Mapping[str, str]
     return fig
 
 
-def featuremaps_figure(record: dict[str, Any], similarity: Mapping[str, Mapping[int, float]]) -> plt.Figure:
+def featuremaps_figure(record: dict[str, Any], similarity: Mapping[str, Mapping[int, float]], per_row: int = 8) -> plt.Figure:
     """Fig. 10 analogue: one client's test image, the maps of FedFac's split conv layer (S = shared, P = personalized)
-    and FedAvg's same channels (from one run's ``featuremaps``), and per seed the mean correlation of the shared and
-    of the personalized channels with FedAvg's (``similarity``)."""
+    and FedAvg's same channels (from one run's ``featuremaps``, ``per_row`` channels a row), and per seed the mean
+    correlation of the shared and of the personalized channels with FedAvg's (``similarity``)."""
     set_style()
     fm = record["featuremaps"]
     ex, shared = fm["example"], fm["shared"]
-    ff, fa = np.asarray(ex["fedfac"]), np.asarray(ex["fedavg"])
-    n = ff.shape[0]
-    fig = plt.figure(figsize=(1.0 * n + 3.6, 3.9))
-    grid = fig.add_gridspec(2, n + 4)
-    ax = fig.add_subplot(grid[:, :2])
+    maps = {"FedFac": np.asarray(ex["fedfac"]), "FedAvg": np.asarray(ex["fedavg"])}
+    n = maps["FedFac"].shape[0]
+    rows = -(-n // per_row)
+    fig = plt.figure(figsize=(0.9 * per_row + 7.0, 1.0 * 2 * rows + 1.0))
+    grid = fig.add_gridspec(2 * rows, per_row + 7, wspace=0.15, hspace=0.45, left=0.02, right=0.98, top=0.85, bottom=0.1)
+    ax = fig.add_subplot(grid[:, :3])
     image = np.asarray(ex["image"])
     ax.imshow(image[0] if image.shape[0] == 1 else np.moveaxis(image, 0, -1), cmap="gray")
-    ax.set_title("client 0, test image", fontsize="small")
+    ax.set_title("client 0, a test image", fontsize="small")
     ax.axis("off")
-    for row, (maps, who) in enumerate(((ff, "FedFac"), (fa, "FedAvg"))):
+    for block, (who, m) in enumerate(maps.items()):
         for j in range(n):
-            a = fig.add_subplot(grid[row, 2 + j])
-            a.imshow(maps[j], cmap="viridis")
+            a = fig.add_subplot(grid[block * rows + j // per_row, 3 + j % per_row])
+            a.imshow(m[j], cmap="viridis")
             a.set_xticks([])
             a.set_yticks([])
-            if row == 0:
-                a.set_title("S" if shared[j] else "P", fontsize="small", color="C0" if shared[j] else "C3")
-            if j == 0:
-                a.set_ylabel(who, fontsize="small")
-    ax = fig.add_subplot(grid[:, n + 2 :])
+            a.set_title(f"{who} {j}{'S' if shared[j] else 'P'}", fontsize=7, color="C0" if shared[j] else "C3", pad=2)
+    ax = fig.add_subplot(grid[:, per_row + 5 :])
     seeds = sorted(similarity["shared"])
     for k, (group, color) in enumerate((("shared", "C0"), ("personalized", "C3"))):
         ax.plot([k] * len(seeds), [similarity[group][s] for s in seeds], "o", color=color, alpha=0.7)
     for s in seeds:
         ax.plot([0, 1], [similarity["shared"][s], similarity["personalized"][s]], color="grey", lw=0.8)
-    ax.set_xticks([0, 1], ["shared", "personal"])
+    ax.set_xticks([0, 1], ["shared", "personalized"])
     ax.set_xlim(-0.5, 1.5)
-    ax.set_ylabel("corr. with FedAvg's map")
-    ax.set_title(f"{fm['layer']}, {len(seeds)} seeds", fontsize="small")
-    fig.tight_layout()
+    ax.set_ylabel("correlation with FedAvg's map")
+    ax.set_title(f"{fm['layer']}: mean over clients, {len(seeds)} seeds", fontsize="small")
+    fig.suptitle("Fig. 10 analogue: S = shared, P = personalized channel of FedFac's split layer", fontsize="small")
     return fig
