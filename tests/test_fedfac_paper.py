@@ -29,6 +29,8 @@ from pflnb.papers.fedfac.paper import (
     OFFICIAL,
     PAPER,
     SETTINGS,
+    SWEEP_LEVELS,
+    SWEEPS,
     shown,
     tau_params,
     tuned,
@@ -92,6 +94,31 @@ def test_tuning_experiments_try_the_profiles_values_on_one_setting():
             for (_, cfg), v in zip(runs, values[profile]):
                 assert {k: cfg.method_params[k] for k in params(v)} == params(v)
     assert tau_params(1.0)["threshold"] == "given" and shown("τ (quantile)", 1.0) == "+∞"
+
+
+def test_sweeps_judge_tables_4_to_6_on_the_verdict_seeds_at_two_levels():
+    """Each sweep runs its knob's values at every level on the verdict seeds (never the tuning seed), from the
+    paper's protocol: Λ at τ = 50 %, κ = 0.85 whatever was chosen; τ and κ at the chosen Λ, κ = 0.85, τ = median."""
+    paper = tuned(CHOSEN)
+    for knob, (name, values) in SWEEPS.items():
+        exp = paper.experiment(name)
+        runs = exp.runs("cpu")
+        assert len(SWEEP_LEVELS["cpu"]) >= 2 and len(values["cpu"]) >= 2
+        assert {lab["seed"] for lab, _ in runs} == {0, 1, 2, 3, 4} and TUNING_SEED not in exp.seeds_at("paper")
+        want = [(s, shown(knob, v), seed) for s in SWEEP_LEVELS["cpu"] for v in values["cpu"] for seed in range(5)]
+        assert [(lab["setting"], lab["label"], lab["seed"]) for lab, _ in runs] == want
+        for (_, cfg), (_, label, _) in zip(runs, want):
+            v = {shown(knob, x): x for x in values["cpu"]}[label]
+            assert {k: cfg.method_params[k] for k in KNOBS[knob][1](v)} == KNOBS[knob][1](v)
+            assert cfg.method_params["layers"] == ((v,) if knob == "Λ" else CHOSEN["layers"])
+            if knob != "τ (quantile)":
+                assert cfg.method_params["q"] == 0.5 and cfg.method_params["threshold"] == "quantile"
+            if knob != "κ":
+                assert cfg.method_params["kappa"] == FEDFAC_DEFAULT["kappa"]
+    # Table 4's sweep runs the Λ tuning's configs on other seeds
+    tune_runs = PAPER.experiment("tune_layers").runs("cpu")  # the Λ phase starts from the defaults
+    sweep_runs = paper.experiment("sweep_layers").runs("cpu", seeds=[TUNING_SEED])
+    assert {c.key() for _, c in tune_runs} <= {c.key() for _, c in sweep_runs}
 
 
 def test_paper_profile_runs_the_cifar_settings_with_their_own_fields():

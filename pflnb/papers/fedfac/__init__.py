@@ -15,7 +15,8 @@ What the paper uses, in one place:
   threshold rules, recovery metrics, k-NN entropy);
 * this package: :mod:`.paper` (the engine experiments and the claims, declared), :mod:`.experiments` (the
   simulation, Figs. 1–2 and theory drivers, the tuning on validation accuracy, views of the runs), :mod:`.fedsplit`
-  (the §3 kernels, Theorem 1 and 2), :mod:`.plots` (figures), :mod:`.claims` (the rules of the derived claims).
+  (the §3 kernels, Theorem 1 and 2), :mod:`.featuremaps` (Fig. 10: the split conv layer's maps against FedAvg's),
+  :mod:`.plots` (figures), :mod:`.claims` (the rules of the derived claims).
 """
 
 from pflnb.papers.fedfac.paper import PAPER

@@ -20,6 +20,7 @@ import pandas as pd
 
 from pflnb.experiments.claims import Outcome, best, check, compare, not_testable, parts, ratio_text, value
 from pflnb.experiments.tables import client_table
+from pflnb.papers.fedfac.featuremaps import channel_similarity
 
 PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "Ditto", "APFL", "Local", "FedEM")
 SMOKE = "the smoke profile runs 1 seed and 2 rounds"
@@ -409,3 +410,105 @@ def fa_beats_random(r: Mapping[str, Any]) -> Decided:
         redrawn=_pair(ab["FA (dynamic)"], ab["random redrawn"], names=("FA", "random redrawn")),
     )
     return outcome, sorted(ab["FA (dynamic)"]), {"setting": setting}
+
+
+# ---- Tables 4–6 judged on the verdict seeds (the sweeps ``sweep_layers``, ``sweep_tau``, ``sweep_kappa``) ----------
+
+KAPPA_TOL = 2.0  # Table 6 "κ changes the accuracy only slightly": the spread over κ within ±2 points (spec: ±0.02)
+
+
+def sweep_table(result: Any) -> pd.DataFrame:
+    """A sweep's table (one row per run: setting, label, seed, test accuracy) with each run's best mean-validation
+    accuracy ``val_acc`` and its τ quantile ``q`` (1 = τ = +∞) read from the records where the table lacks them (a
+    table without records keeps what it has)."""
+    t = result.table.copy()
+    if "val_acc" not in t:
+        t["val_acc"] = [float(rec["summary"]["best_val_acc"]) for rec in result.records]
+    if "q" not in t and result.records:
+        t["q"] = [float(rec["config"]["method_params"].get("q", np.nan)) for rec in result.records]
+    return t
+
+
+def _levels(t: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(t.setting))
+
+
+def _one_or_parts(named: Mapping[str, Outcome]) -> Outcome:
+    return parts(**named) if len(named) > 1 else next(iter(named.values()))
+
+
+def deepest_layer_best(r: Mapping[str, Any]) -> Decided:
+    """Table 4: the deepest layer swept (the last arm, Λ in increasing order) has the highest validation accuracy,
+    against the strongest other Λ, one part per skew level."""
+    t = sweep_table(r["sweep_layers"])
+    fill = {"levels": " and ".join(_levels(t)), "deepest": list(dict.fromkeys(t.label))[-1]}
+    if _smoke(r):
+        return not_testable(SMOKE), None, fill
+    named = {}
+    for s in _levels(t):
+        d = t[t.setting == s]
+        labels = list(dict.fromkeys(d.label))
+        deepest, others = labels[-1], labels[:-1]
+        named[s] = best(
+            by_seed(d, "val_acc", label=deepest),
+            {f"Λ = {o}": by_seed(d, "val_acc", label=o) for o in others},
+            name=f"Λ = {deepest}",
+        )
+    return _one_or_parts(named), sorted(set(t.seed)), fill
+
+
+def best_on_validation_by_seed(t: pd.DataFrame, column: str) -> dict[int, float]:
+    """Per seed, ``column`` of the run with the highest validation accuracy (the first in the table on ties)."""
+    out = {}
+    for seed, d in t.groupby("seed", sort=True):
+        out[int(seed)] = float(d[column].iloc[int(np.argmax(d["val_acc"].to_numpy()))])
+    return out
+
+
+def tau_rises_with_skew(r: Mapping[str, Any]) -> Decided:
+    """Table 5: per seed, the τ quantile best on validation (τ = +∞ counted as 100 %), higher at the strong skew than
+    at the mild one (paired per seed)."""
+    t = sweep_table(r["sweep_tau"])
+    levels = _levels(t)
+    fill = {"skew": levels[0], "mild": levels[-1]}
+    if _smoke(r) or len(levels) < 2:
+        return not_testable(SMOKE if _smoke(r) else "one skew level"), None, fill
+    q = {s: best_on_validation_by_seed(t[t.setting == s], "q") for s in (levels[0], levels[-1])}
+    outcome = _pair(q[levels[0]], q[levels[-1]], names=(f"best τ {levels[0]}", f"best τ {levels[-1]}"), unit="(τ quantile, %)")
+    return outcome, _seeds(*q.values()), fill
+
+
+def kappa_small_effect(r: Mapping[str, Any]) -> Decided:
+    """Table 6: per seed, the spread (max − min) of test accuracy over the κ values within ±KAPPA_TOL points, one part
+    per skew level."""
+    t = sweep_table(r["sweep_kappa"])
+    fill = {"kappas": "/".join(dict.fromkeys(t.label))}
+    if _smoke(r) or t.label.nunique() < 2:
+        return not_testable(SMOKE if _smoke(r) else "one κ value"), None, fill
+    named = {}
+    for s in _levels(t):
+        acc = t[t.setting == s].pivot_table(index="seed", columns="label", values="test_acc")
+        named[s] = value({int(k): float(v) for k, v in (acc.max(axis=1) - acc.min(axis=1)).items()}, 0.0, KAPPA_TOL)
+    return _one_or_parts(named), sorted(set(t.seed)), fill
+
+
+# ---- Fig. 10: feature maps of the split conv layer against FedAvg's -------------------------------------------------
+
+STAND_IN_FIG10 = (
+    "the paper states, from one image's feature maps (Fig. 10), that FedFac's shared filters behave like FedAvg's and "
+    "its personalized ones extract clearer, more specific features; we test that, over every client's first test "
+    "images, FedFac's shared channels correlate more with FedAvg's same channels (same initialization) than its "
+    "personalized ones do, not the clarity of the maps"
+)
+
+
+def shared_like_fedavg(r: Mapping[str, Any]) -> Decided:
+    """Fig. 10: the mean correlation with FedAvg's maps of FedFac's shared channels above that of its personalized
+    channels (``fig10``), paired per seed."""
+    res = r["fig10"]
+    fill = {"setting": res.table.setting.iloc[0]}
+    if _smoke(r):
+        return not_testable(SMOKE), None, fill
+    sim = channel_similarity(res.records, res.table.seed)
+    outcome = _pair(sim["shared"], sim["personalized"], scale=1.0, names=("shared", "personalized"), unit="(correlation)")
+    return outcome, sorted(sim["shared"]), fill

@@ -4,6 +4,7 @@
   their sizes per profile (:func:`sizes`): smoke runs every code path in seconds, cpu the simulation at C = 20;
 - the sequential tuning of Λ, τ and κ on validation accuracy (Tables 4–6, :func:`tune`), which runs the declared
   tuning experiments of :mod:`pflnb.papers.fedfac.paper`;
+- the views of the sweeps that judge Tables 4–6 on the verdict seeds (:func:`sweep_tables`, :func:`sweep_summary`);
 - tables from the runs' records: Table 3 (new clients), Table 7 (training time), Fig. 9 (training loss), FA
   convergence.
 """
@@ -32,6 +33,7 @@ from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl.engine import Context, to_jsonable
 from pflnb.models.nets import MLP
 from pflnb.papers.fedfac import fedsplit as T
+from pflnb.papers.fedfac.claims import sweep_table
 from pflnb.papers.fedfac.paper import FEDFAC_DEFAULT, KNOBS, candidates, shown, tuned
 from pflnb.theory import factor as FA
 from pflnb.theory.factor import fa_partition, kl_entropy
@@ -359,6 +361,33 @@ def tune(
         phases.append((knob, values, res.records, chosen))
         setting = res.table.setting.iloc[0]
     return params, tuning_table(phases, setting)
+
+
+# ---- Tables 4–6 judged on the verdict seeds ---------------------------------------------------------------------
+
+# the accuracy each sweep's claim reads: Tables 4–5 are about the choice (validation), Table 6 about the accuracy
+SWEEP_METRICS = {"Λ": "val_acc", "τ": "val_acc", "κ": "test_acc"}
+
+
+def sweep_tables(results: dict[str, ExperimentResult]) -> dict[str, pd.DataFrame]:
+    """Per knob, its sweep's runs with their validation accuracy and τ quantile (:func:`sweep_table`)."""
+    return {knob: sweep_table(res) for knob, res in results.items()}
+
+
+def sweep_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Validation and test accuracy, 'mean ± sd' (%) over seeds, per (knob, value) and skew level."""
+    return pd.concat(
+        {
+            knob: pd.concat(
+                {
+                    name: mean_sd_table(t, "label", "setting", col)
+                    for name, col in (("validation", "val_acc"), ("test", "test_acc"))
+                },
+                axis=1,
+            )
+            for knob, t in tables.items()
+        }
+    )
 
 
 # ---- tables from run records ---------------------------------------------------------------------------

@@ -307,3 +307,64 @@ def ablation_figure(abl: pd.DataFrame) -> plt.Figure:
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", title=None, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def sweeps_figure(sweeps: Mapping[str, pd.DataFrame], metrics: Mapping[str, str]) -> plt.Figure:
+    """Tables 4–6 judged: per knob (``sweeps``: knob → :func:`~pflnb.papers.fedfac.claims.sweep_table`), the mean
+    and sd over seeds of the accuracy its claim reads (``metrics``: knob → ``val_acc`` or ``test_acc``), one line per
+    skew level, the arms in the order swept."""
+    set_style()
+    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.4 * len(sweeps), 3.4), squeeze=False)
+    for ax, (knob, t) in zip(axes[0], sweeps.items()):
+        metric = metrics[knob]
+        for i, (setting, d) in enumerate(t.groupby("setting", sort=False)):
+            g = d.groupby("label", sort=False)[metric]
+            mean, sd = 100 * g.mean(), 100 * g.std().fillna(0.0)
+            xs = np.arange(len(mean)) + (i - 0.5) * 0.08
+            ax.errorbar(xs, mean.to_numpy(), yerr=sd.to_numpy(), fmt="o-", capsize=3, label=setting)
+            ax.set_xticks(np.arange(len(mean)), [str(v) for v in mean.index])
+        table = {"Λ": "Table 4", "τ": "Table 5", "κ": "Table 6"}.get(knob, "")
+        ax.set_title(f"{table}: {knob}, {t.seed.nunique()} seeds" if table else f"{knob}, {t.seed.nunique()} seeds")
+        ax.set_xlabel(knob)
+        ax.set_ylabel(f"client-mean {'validation' if metric == 'val_acc' else 'test'} accuracy (%)")
+    axes[0][0].legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
+def featuremaps_figure(record: dict[str, Any], similarity: Mapping[str, Mapping[int, float]], per_row: int = 8) -> plt.Figure:
+    """Fig. 10 analogue: one client's test image, the maps of FedFac's split conv layer (S = shared, P = personalized)
+    and FedAvg's same channels (from one run's ``featuremaps``, ``per_row`` channels a row), and per seed the mean
+    correlation of the shared and of the personalized channels with FedAvg's (``similarity``)."""
+    set_style()
+    fm = record["featuremaps"]
+    ex, shared = fm["example"], fm["shared"]
+    maps = {"FedFac": np.asarray(ex["fedfac"]), "FedAvg": np.asarray(ex["fedavg"])}
+    n = maps["FedFac"].shape[0]
+    rows = -(-n // per_row)
+    fig = plt.figure(figsize=(0.9 * per_row + 7.0, 1.0 * 2 * rows + 1.0))
+    grid = fig.add_gridspec(2 * rows, per_row + 7, wspace=0.15, hspace=0.45, left=0.02, right=0.98, top=0.85, bottom=0.1)
+    ax = fig.add_subplot(grid[:, :3])
+    image = np.asarray(ex["image"])
+    ax.imshow(image[0] if image.shape[0] == 1 else np.moveaxis(image, 0, -1), cmap="gray")
+    ax.set_title("client 0, a test image", fontsize="small")
+    ax.axis("off")
+    for block, (who, m) in enumerate(maps.items()):
+        for j in range(n):
+            a = fig.add_subplot(grid[block * rows + j // per_row, 3 + j % per_row])
+            a.imshow(m[j], cmap="viridis")
+            a.set_xticks([])
+            a.set_yticks([])
+            a.set_title(f"{who} {j}{'S' if shared[j] else 'P'}", fontsize=7, color="C0" if shared[j] else "C3", pad=2)
+    ax = fig.add_subplot(grid[:, per_row + 5 :])
+    seeds = sorted(similarity["shared"])
+    for k, (group, color) in enumerate((("shared", "C0"), ("personalized", "C3"))):
+        ax.plot([k] * len(seeds), [similarity[group][s] for s in seeds], "o", color=color, alpha=0.7)
+    for s in seeds:
+        ax.plot([0, 1], [similarity["shared"][s], similarity["personalized"][s]], color="grey", lw=0.8)
+    ax.set_xticks([0, 1], ["shared", "personalized"])
+    ax.set_xlim(-0.5, 1.5)
+    ax.set_ylabel("correlation with FedAvg's map")
+    ax.set_title(f"{fm['layer']}: mean over clients, {len(seeds)} seeds", fontsize="small")
+    fig.suptitle("Fig. 10 analogue: S = shared, P = personalized channel of FedFac's split layer", fontsize="small")
+    return fig
