@@ -285,7 +285,7 @@ def test_smoke_profile_keeps_identities_and_skips_experiments():
     assert find(cl, "The fair objective F").verdict == C.NOT_TESTABLE
     first = next(i for i, c in enumerate(cl) if c.claim.startswith("FedPG's P-models keep G-acc ≈ GM (protocol P1"))
     experimental = cl[first:]
-    assert len(experimental) == 32 and all(c.verdict == C.NOT_TESTABLE and c.seeds is None for c in experimental)
+    assert len(experimental) == 34 and all(c.verdict == C.NOT_TESTABLE and c.seeds is None for c in experimental)
     cl = claims(theory=th)
     assert find(cl, "Sublinear convergence").verdict == C.CONTRADICTED
     assert dict(find(cl, "The fair objective F").outcome.parts)["convex_toy"].verdict == C.CONTRADICTED
@@ -316,7 +316,7 @@ def test_stand_in_claims_are_marked_and_the_fair_objective_is_tested_on_the_runs
     assert FC.fair_gaps(fair["FedPG"]) == pytest.approx({0: 0.010, 1: 0.012, 2: 0.011})
     cl = claims(fair)
     analogues = {c.claim for c in cl if c.claim.startswith("CNN analogue of")}
-    assert len(analogues) == 11 and all(c.stand_in == FC.STAND_IN_CNN for c in cl if c.claim in analogues)
+    assert len(analogues) == 13 and all(c.stand_in == FC.STAND_IN_CNN for c in cl if c.claim in analogues)
     assert {c.claim for c in cl if c.stand_in} - analogues == {
         "Sublinear convergence to Pareto stationarity under step bound (10)"
     }
