@@ -346,11 +346,13 @@ def test_cnn_analogues_and_scenarios_mirror_the_fmnist_experiments():
     runs = scen.runs("cpu", seeds=[0])
     for lab, cfg in runs:
         differs = {f for f in ("partition", "participation") if getattr(cfg, f) != getattr(fmnist, f)}
-        assert differs == {"Pat-2": {"partition"}, "50 % online": {"participation"}}[lab["setting"]]
+        want = {"Pat-2": {"partition"}, "50 % online": {"participation"}, "100 % online": {"participation"}}
+        assert differs == want[lab["setting"]]
     assert [(lab["setting"], lab["label"]) for lab, _ in runs] == [
         ("Pat-2", "FedAvg-FT"),
         ("Pat-2", "FedPG"),
         ("50 % online", "FedPG"),
+        ("100 % online", "FedPG"),
     ]
 
 
@@ -378,9 +380,9 @@ def test_in_setting_and_scenarios_table():
     with pytest.raises(KeyError, match="no runs in setting"):
         in_setting(res, "Pat-3")
     rows, summary = scenarios_table(res)
-    assert list(summary["setting"]) == ["Pat-2"] * 3 + ["50 % online"] * 2
+    assert list(summary["setting"]) == ["Pat-2"] * 3 + ["50 % online"] * 2 + ["100 % online"] * 2
     assert list(summary["method"])[:3] == ["FedAvg-FT", "FedPG", "FedPG (P2)"]
-    assert set(rows["method"]) >= {"Pat-2: FedAvg-FT", "50 % online: FedPG (P2)"} and len(rows) == 10
+    assert set(rows["method"]) >= {"Pat-2: FedAvg-FT", "50 % online: FedPG (P2)"} and len(rows) == 14
 
 
 # ------------------------------------------------------------------------------------------ convex toy

@@ -221,7 +221,7 @@ def test_analogue_rows_decide_on_their_own_experiments():
         table1_cnn=leads,
         ablations_cnn=abl,
         fig5_cnn_stats=slow,
-        table1_scenarios={"Pat-2": runs(), "50 % online": gap0},
+        table1_scenarios={"Pat-2": runs(), "50 % online": gap0, "100 % online": runs()},
     )
     assert find(cl, "FedPG / S-FedPG have the best G-acc").verdict == C.CONTRADICTED
     assert find(cl, "CNN analogue of Table 1 (CIFAR-10): FedPG / S-FedPG have the best").verdict == C.REPRODUCED
@@ -285,7 +285,7 @@ def test_smoke_profile_keeps_identities_and_skips_experiments():
     assert find(cl, "The fair objective F").verdict == C.NOT_TESTABLE
     first = next(i for i, c in enumerate(cl) if c.claim.startswith("FedPG's P-models keep G-acc ≈ GM (protocol P1"))
     experimental = cl[first:]
-    assert len(experimental) == 34 and all(c.verdict == C.NOT_TESTABLE and c.seeds is None for c in experimental)
+    assert len(experimental) == 35 and all(c.verdict == C.NOT_TESTABLE and c.seeds is None for c in experimental)
     cl = claims(theory=th)
     assert find(cl, "Sublinear convergence").verdict == C.CONTRADICTED
     assert dict(find(cl, "The fair objective F").outcome.parts)["convex_toy"].verdict == C.CONTRADICTED

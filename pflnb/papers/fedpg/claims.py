@@ -493,8 +493,9 @@ cnn_fedpg_oscillates = on(fedpg_oscillates, "cnn_fedpg_oscillates", **_F5_CNN)
 cnn_s_fedpg_fastest_early = on(s_fedpg_fastest_early, "cnn_s_fedpg_fastest_early", **_F5_CNN)
 cnn_faster_and_higher = on(faster_and_higher, "cnn_faster_and_higher", **_F5_CNN)
 # App. B.1: G-acc ≈ GM in each scenario of ``table1_scenarios``, FedAvg-FT's collapse under Pat-2
-SCENARIO_NAMES = ("Pat-2", "50 % online")
+SCENARIO_NAMES = ("Pat-2", "50 % online", "100 % online")
 _B1 = {s: dict(table1=("table1_scenarios", s), ablations=None) for s in SCENARIO_NAMES}
 b1_pat2_gap_p1 = on(gap_p1, "b1_pat2_gap_p1", **_B1["Pat-2"])
 b1_pat2_collapse = on(collapse, "b1_pat2_collapse", **_B1["Pat-2"])
 b1_half_gap_p1 = on(gap_p1, "b1_half_gap_p1", **_B1["50 % online"])
+b1_full_gap_p1 = on(gap_p1, "b1_full_gap_p1", **_B1["100 % online"])
