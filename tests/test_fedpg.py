@@ -4,6 +4,7 @@ declared experiments."""
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from conftest import make_toy_data
@@ -13,11 +14,20 @@ from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.fedpg import loss_and_gradient
 from pflnb.data.federated import Split
 from pflnb.experiments import profile_config
+from pflnb.experiments.paper import ExperimentResult
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl import state as S
 from pflnb.fl.engine import derive_seed
 from pflnb.models import build_model
-from pflnb.papers.fedpg.experiments import FRESH_LABELS, PModelJob, mixing_sample, pm_scores, round_half_up
+from pflnb.papers.fedpg.experiments import (
+    FRESH_LABELS,
+    PModelJob,
+    in_setting,
+    mixing_sample,
+    pm_scores,
+    round_half_up,
+    scenarios_table,
+)
 from pflnb.papers.fedpg.paper import ETA, PAPER, TABLE1
 from pflnb.theory.mgda import (
     drift_gammas,
@@ -304,6 +314,75 @@ def test_table1_arms_learning_rates_and_jobs():
     assert {c.method for c in ablations.values()} == {"fedpg"} and {c.lr for c in ablations.values()} == {ETA}
     # the ablations run in the Table 1 setting: only the method's parameters differ from FedPG's run
     assert all(c.replace(method_params={}) == cpu["FedPG"] for c in ablations.values())
+
+
+def test_cnn_analogues_and_scenarios_mirror_the_fmnist_experiments():
+    """The CNN analogues run Table 1's, Table 2's and Fig. 5's settings with the small CNN on digits5-lite below the
+    paper profile and the paper's CIFAR-10 runs at it; App. B.1's scenarios change one field of Table 1 each."""
+    t1, abl, f5 = (PAPER.experiment(n) for n in ("table1_cnn", "ablations_cnn", "fig5_cnn"))
+    fmnist = _table1().base("cpu")
+    cnn = t1.base("cpu")
+    assert (cnn.dataset, cnn.model, cnn.partition, cnn.num_clients, cnn.max_samples) == (
+        "digits5-lite",
+        "small-cnn",
+        "dirichlet",
+        20,
+        None,
+    )
+    same = ("alpha", "participation", "batch_size", "local_epochs", "lr_decay", "fractions")
+    assert all(getattr(cnn, f) == getattr(fmnist, f) for f in same)
+    assert t1.base("paper") == _table1().base("paper", "cifar10")  # at the paper profile: the paper's CIFAR-10 run
+    assert [a.label for a in t1.arms] == [a.label for a in _table1().arms] and t1.tune == _table1().tune
+    pat2 = abl.base("cpu")
+    assert (pat2.partition, pat2.classes_per_client) == ("pathological", 2) and pat2.replace(partition="dirichlet") == cnn
+    assert abl.base("paper").partition == "pathological" and abl.base("paper").dataset == "cifar10"
+    assert {lab["label"] for lab, _ in abl.runs("cpu", seeds=[0])} == {"FedPG", "M1 (d = d_r)", "M2 (no F)", "M4 (no stale)"}
+    fig5 = f5.base("cpu")
+    fig5_fmnist = PAPER.experiment("fig5").base("cpu")
+    assert (fig5.model, fig5.participation, fig5.partition, fig5.num_clients) == ("small-cnn", 1.0, "pathological", 10)
+    assert fig5.rounds == fig5_fmnist.rounds and f5.protocol == PAPER.experiment("fig5").protocol
+    assert "FedPG (5η)" not in {a.label for a in f5.arms} and len(f5.arms) == 6
+    scen = PAPER.experiment("table1_scenarios")
+    runs = scen.runs("cpu", seeds=[0])
+    for lab, cfg in runs:
+        differs = {f for f in ("partition", "participation") if getattr(cfg, f) != getattr(fmnist, f)}
+        want = {"Pat-2": {"partition"}, "50 % online": {"participation"}, "100 % online": {"participation"}}
+        assert differs == want[lab["setting"]]
+    assert [(lab["setting"], lab["label"]) for lab, _ in runs] == [
+        ("Pat-2", "FedAvg-FT"),
+        ("Pat-2", "FedPG"),
+        ("50 % online", "FedPG"),
+        ("100 % online", "FedPG"),
+    ]
+
+
+def test_in_setting_and_scenarios_table():
+    scen = PAPER.experiment("table1_scenarios")
+    pm = {
+        "cs": [0.0, 0.5, 1.0],
+        "pm": {c: [0.8, 0.6] for c in ("0.0", "0.5", "1.0")},
+        "gm": {c: [0.7, 0.7] for c in ("0.0", "0.5", "1.0")},
+    }
+    labels = [lab for lab, _ in scen.runs("cpu", seeds=[0, 1])]
+    recs = [
+        {"label": lab["label"], "config": {"seed": lab["seed"]}, "pm": pm, "pm_fresh": {"variants": {"auto": pm}}}
+        for lab in labels
+    ]
+    table = pd.DataFrame(labels)
+    tuning = pd.DataFrame({"setting": ["Pat-2", "50 % online"], "label": ["FedPG", "FedPG"]})
+    res = ExperimentResult(scen, "cpu", table, recs, tuning)
+    half = in_setting(res, "50 % online")
+    assert (
+        list(half.table["label"]) == ["FedPG", "FedPG"]
+        and len(half.records) == 2
+        and list(half.tuning["setting"]) == ["50 % online"]
+    )
+    with pytest.raises(KeyError, match="no runs in setting"):
+        in_setting(res, "Pat-3")
+    rows, summary = scenarios_table(res)
+    assert list(summary["setting"]) == ["Pat-2"] * 3 + ["50 % online"] * 2 + ["100 % online"] * 2
+    assert list(summary["method"])[:3] == ["FedAvg-FT", "FedPG", "FedPG (P2)"]
+    assert set(rows["method"]) >= {"Pat-2: FedAvg-FT", "50 % online: FedPG (P2)"} and len(rows) == 14
 
 
 # ------------------------------------------------------------------------------------------ convex toy

@@ -111,25 +111,50 @@ THEORY = FC.TheoryResults(
 
 def result(name, by_label, profile, rounds):
     """A synthetic result of the experiment ``name``: the records of its arms present in ``by_label``, as
-    run_experiment returns them (each with its arm's label; one table row per run)."""
+    run_experiment returns them (each with its arm's label; one table row per run). An experiment with settings takes
+    ``by_label`` per setting name ({setting: {label: records}}) and runs each setting's arms."""
     experiment = PAPER.experiment(name)
-    recs = [
-        {**r, "label": a.label, "config": {**r["config"], "rounds": rounds}}
-        for a in experiment.arms
-        for r in by_label.get(a.label, [])
-    ]
+    cells = (
+        [
+            (st.name, a.label, by_label[st.name])
+            for st in experiment.settings[profile]
+            for a in experiment.arms
+            if a.label in st.arms
+        ]
+        if experiment.settings
+        else [(None, a.label, by_label) for a in experiment.arms]
+    )
+    recs, settings = [], []
+    for setting, label, runs_of in cells:
+        for r in runs_of.get(label, []):
+            recs.append({**r, "label": label, "config": {**r["config"], "rounds": rounds}})
+            settings.append(setting)
     table = pd.DataFrame({"label": [r["label"] for r in recs], "seed": [r["config"]["seed"] for r in recs]})
+    if experiment.settings:
+        table.insert(0, "setting", settings)
     return ExperimentResult(experiment, profile, table, recs)
 
 
-def claims(by_label=None, profile="cpu", rounds=40, theory=THEORY):
+def scenarios(by_label):
+    """The App. B.1 scenarios' runs: every scenario gets ``by_label``'s FedPG and FedAvg-FT."""
+    return {s: by_label for s in FC.SCENARIO_NAMES}
+
+
+def claims(by_label=None, profile="cpu", rounds=40, theory=THEORY, **others):
+    """The ledger on synthetic results: every experiment gets ``by_label`` unless ``others`` names its own
+    (``table1_cnn``, ``ablations_cnn``, ``fig5_cnn_stats``, ``table1_scenarios``: {setting: by_label})."""
     by_label = runs() if by_label is None else by_label
+    named = {"table1_scenarios": scenarios(by_label), **others}
     return decide(
         PAPER,
         {
             "table1": result("table1", by_label, profile, rounds),
             "ablations": result("ablations", by_label, profile, rounds),
             "fig5_stats": fig5(),
+            "table1_cnn": result("table1_cnn", named.get("table1_cnn", by_label), profile, rounds),
+            "ablations_cnn": result("ablations_cnn", named.get("ablations_cnn", by_label), profile, rounds),
+            "fig5_cnn_stats": named.get("fig5_cnn_stats", fig5()),
+            "table1_scenarios": result("table1_scenarios", named["table1_scenarios"], profile, rounds),
             "theory": theory,
         },
     )
@@ -184,6 +209,47 @@ def test_verdicts_on_synthetic_records():
     assert set(table["category"]) <= set(C.VERDICTS)
 
 
+def test_analogue_rows_decide_on_their_own_experiments():
+    """The CNN analogue and App. B.1 rows run the FMNIST rules on table1_cnn, ablations_cnn, fig5_cnn_stats and one
+    scenario of table1_scenarios each, not on the FMNIST results."""
+    leads = runs(**{"FedProx": records(0.93, 0.70, 0.75, sd=0.5)})  # FedPG's G-acc the best here only
+    # Pat-2 FedPG for the CNN ablations: GM .70, below M1's .70 + ... (M1 no longer lowers GM)
+    abl = runs(**{"FedPG": records(0.85, 0.77, 0.65, sd=0.3, fresh_gap=0.1, internals=QP)})
+    gap0 = runs(**{"FedPG": records(0.85, 0.80, 0.80, sd=0.3, fresh_gap=0.1, internals=QP)})  # P1 G − GM = 0
+    slow = fig5().assign(early_mean=lambda t: t.early_mean.where(t.method != "S-FedPG", 0.1))
+    cl = claims(
+        table1_cnn=leads,
+        ablations_cnn=abl,
+        fig5_cnn_stats=slow,
+        table1_scenarios={"Pat-2": runs(), "50 % online": gap0, "100 % online": runs()},
+    )
+    assert find(cl, "FedPG / S-FedPG have the best G-acc").verdict == C.CONTRADICTED
+    assert find(cl, "CNN analogue of Table 1 (CIFAR-10): FedPG / S-FedPG have the best").verdict == C.REPRODUCED
+    cnn = find(cl, "CNN analogue of Table 1 (CIFAR-10): FedPG's P-models keep")
+    assert cnn.verdict == C.CONTRADICTED and cnn.stand_in == FC.STAND_IN_CNN and "table1_cnn tuned" not in cnn.note
+    assert find(cl, "M1 (d = d_r) lowers").verdict == C.REPRODUCED
+    assert find(cl, "CNN analogue of Table 2 (CIFAR-10): M1").verdict == C.CONTRADICTED  # its own FedPG arm: GM .65
+    assert find(cl, "S-FedPG is the fastest early").verdict == C.REPRODUCED
+    assert find(cl, "CNN analogue of Fig. 5(b) (CIFAR-10): S-FedPG is the fastest").verdict == C.PARTIAL
+    pat2, half = find(cl, "App. B.1 (Pat-2, 10 % online): FedPG"), find(cl, "App. B.1 (Dir(0.1), 50 %")
+    assert pat2.verdict == C.CONTRADICTED and half.verdict == C.REPRODUCED  # each scenario's own FedPG runs
+    assert not pat2.outcome.parts and pat2.seeds == [0, 1, 2]  # FedPG alone: one verdict, no parts
+    fedavg = find(cl, "App. B.1 (Pat-2, 10 % online): FedAvg-FT")
+    assert fedavg.verdict == C.REPRODUCED and not fedavg.outcome.parts and "FedAvg-FT GM" in fedavg.outcome.ours
+
+
+def test_renamed_results_read_one_setting_and_hide_names():
+    res = result("table1_scenarios", scenarios(runs()), "cpu", 40)
+    view = FC.Renamed({"table1_scenarios": res, "x": 1}, {"table1": ("table1_scenarios", "50 % online"), "ablations": None})
+    assert "ablations" not in view and "table1" in view and "x" in view
+    with pytest.raises(KeyError):
+        view["ablations"]
+    half = view["table1"]
+    assert list(half.table["label"]) == ["FedPG"] * 3 and [r["label"] for r in half.records] == ["FedPG"] * 3
+    with pytest.raises(KeyError, match="no runs in setting"):
+        FC.Renamed({"t": res}, {"table1": ("t", "Pat-3")})["table1"]
+
+
 def test_best_g_acc_when_fedpg_leads():
     cl = claims(runs(**{"FedProx": records(0.93, 0.70, 0.75, sd=0.5)}))
     bestg = find(cl, "FedPG / S-FedPG have the best G-acc")
@@ -219,7 +285,7 @@ def test_smoke_profile_keeps_identities_and_skips_experiments():
     assert find(cl, "The fair objective F").verdict == C.NOT_TESTABLE
     first = next(i for i, c in enumerate(cl) if c.claim.startswith("FedPG's P-models keep G-acc ≈ GM (protocol P1"))
     experimental = cl[first:]
-    assert len(experimental) == 18 and all(c.verdict == C.NOT_TESTABLE and c.seeds is None for c in experimental)
+    assert len(experimental) == 35 and all(c.verdict == C.NOT_TESTABLE and c.seeds is None for c in experimental)
     cl = claims(theory=th)
     assert find(cl, "Sublinear convergence").verdict == C.CONTRADICTED
     assert dict(find(cl, "The fair objective F").outcome.parts)["convex_toy"].verdict == C.CONTRADICTED
@@ -249,7 +315,11 @@ def test_stand_in_claims_are_marked_and_the_fair_objective_is_tested_on_the_runs
     fair = runs()
     assert FC.fair_gaps(fair["FedPG"]) == pytest.approx({0: 0.010, 1: 0.012, 2: 0.011})
     cl = claims(fair)
-    assert {c.claim for c in cl if c.stand_in} == {"Sublinear convergence to Pareto stationarity under step bound (10)"}
+    analogues = {c.claim for c in cl if c.claim.startswith("CNN analogue of")}
+    assert len(analogues) == 13 and all(c.stand_in == FC.STAND_IN_CNN for c in cl if c.claim in analogues)
+    assert {c.claim for c in cl if c.stand_in} - analogues == {
+        "Sublinear convergence to Pareto stationarity under step bound (10)"
+    }
     assert all("the paper states" in c.stand_in and "we test" in c.stand_in for c in cl if c.stand_in)
     f = find(cl, "The fair objective F")
     assert f.verdict == C.REPRODUCED and f.seeds == [0, 1, 2] and not f.stand_in

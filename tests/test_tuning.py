@@ -20,6 +20,7 @@ from pflnb.experiments.paper import (
     decide,
     lr_tuning,
     run_experiment,
+    tuning_score,
     tuning_summary,
 )
 
@@ -55,6 +56,16 @@ def test_best_on_validation_takes_the_first_of_equal_scores():
     assert best_on_validation([0.9]) == 0
     with pytest.raises(ValueError):
         best_on_validation([])
+
+
+def test_a_diverged_tuning_run_is_never_chosen():
+    """A run that diverged is recorded without a summary: it scores −∞, so its candidate loses to any that finished
+    (also after the mean over tuning seeds)."""
+    finished = {"status": "ok", "summary": {"best_val_acc": 0.12}}
+    diverged = {"status": "diverged", "divergence": {"round": 121}}
+    assert tuning_score(finished) == 0.12 and tuning_score(diverged) == float("-inf")
+    assert best_on_validation([tuning_score(diverged), tuning_score(finished)]) == 1
+    assert best_on_validation([(tuning_score(diverged) + 0.9) / 2, 0.01]) == 1
 
 
 def test_candidates_are_the_shared_grid_times_the_arms_key():

@@ -24,6 +24,7 @@ hooks; then :func:`decide` → the rule in :mod:`pflnb.experiments.claims`.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,6 +173,14 @@ def best_on_validation(scores: Sequence[float]) -> int:
         if score > scores[best]:
             best = i
     return best
+
+
+def tuning_score(record: Mapping[str, Any]) -> float:
+    """A tuning run's score: its best mean validation accuracy; −∞ for a diverged run (recorded without a summary), so
+    that a candidate diverging on a tuning seed is never chosen over one that finished."""
+    if record.get("status") == "diverged":
+        return -math.inf
+    return float(record["summary"]["best_val_acc"])
 
 
 @dataclass(frozen=True)
@@ -450,7 +459,7 @@ def _tune(
     for (lab, _), record in zip(runs, records):
         fields, params = tune.candidates(lab["label"], profile, experiment.arm(lab["label"]).method)[lab["candidate"]]
         values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
-        rows.append({**lab, **values, "best_val_acc": float(record["summary"]["best_val_acc"])})
+        rows.append({**lab, **values, "best_val_acc": tuning_score(record)})
     table = pd.DataFrame(rows)
     cells = [c for c in runs[0][0] if c not in ("seed", "candidate")]  # a run's labels but its seed
     mean = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean().reset_index()

@@ -18,6 +18,8 @@ MODELS: dict[str, Callable[..., PFLModel]] = {
     "cnn": lambda c, s, k: CNN(k, c, s),
     "cnn-bn": lambda c, s, k: CNN(k, c, s, norm="bn"),
     "cifar-cnn": lambda c, s, k: CNN(k, c, s, channels=(64, 64), hidden=(384, 192)),
+    # the CIFAR CNN's layout (two 5×5 conv blocks, two hidden FC layers) at a quarter of its widths
+    "small-cnn": lambda c, s, k: CNN(k, c, s, channels=(16, 16), hidden=(96, 48)),
     "alexnet-bn": lambda c, s, k: AlexNetBN(k, c),
     "mlp": lambda c, s, k: MLP(c * s * s, k, hidden=(200,)),
     "mlp2": lambda c, s, k: MLP(c * s * s, k, hidden=(200, 200)),

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pflnb.experiments.claims import Outcome, best, check, compare, identity, not_testable, parts, value
-from pflnb.papers.fedpg.experiments import FIG4_BASELINES, FRESH_LABELS, S_ACC_C, pm_table, runs_by_label
+from pflnb.papers.fedpg.experiments import FIG4_BASELINES, FRESH_LABELS, S_ACC_C, in_setting, pm_table, runs_by_label
 
 GAP_TOL = 1.0  # points: tolerance of "G-acc ≈ GM" (the paper's gaps: +1.0, 0.0, +0.3 points)
 RESIDUAL_TOL = 1e-10  # float64 residual of Eq. 8, relative to μ²
@@ -40,6 +40,11 @@ STAND_IN_CONVERGENCE = (
     "the paper states sublinear convergence to Pareto stationarity for any Lipschitz-smooth client objectives under "
     "step bound (10) (proof in the missing App. A.3); we test convex softmax regression only: no client's loss rises, "
     "and T·min‖d‖² at T is at most 2× its value at T/10 (a finite-T proxy of the O(1/T) rate)"
+)
+STAND_IN_CNN = (
+    "the paper states it for CIFAR-10 with its CIFAR CNN (100 clients, 2000 rounds); we test a CNN analogue: a small "
+    "CNN (the CIFAR CNN's layout at a quarter of its widths) on digits5-lite, 10 colour digit classes at 16×16, 20 "
+    "clients, with the same rule"
 )
 Decided = tuple[Outcome, list[int] | None]
 
@@ -117,8 +122,8 @@ def fair_gaps(records: list[dict[str, Any]]) -> dict[int, float]:
 
 
 def _runs(results: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """label → records of the Table 1 and ablation runs."""
-    return runs_by_label(results["table1"], results["ablations"])
+    """label → records of the Table 1 and ablation runs (the ablations where ``results`` has them)."""
+    return runs_by_label(*(results[k] for k in ("table1", "ablations") if k in results))
 
 
 def _smoke(results: Mapping[str, Any]) -> bool:
@@ -236,12 +241,17 @@ def _baselines(results: Mapping[str, Any]) -> list[str]:
     return [k for k in runs_by_label(results["table1"]) if k not in FRESH_LABELS]
 
 
+def _parts_or_one(outcomes: Mapping[str, Outcome]) -> Outcome:
+    """A claim on the arms that ran: named parts for several, the one outcome for one (App. B.1 runs FedPG alone)."""
+    return parts(**outcomes) if len(outcomes) > 1 else next(iter(outcomes.values()))
+
+
 @_at_scale
 def gap_p1(results: Mapping[str, Any]) -> Decided:
-    """G-acc − GM of FedPG and S-FedPG within ±GAP_TOL points, protocol P1."""
+    """G-acc − GM of FedPG and S-FedPG (those run) within ±GAP_TOL points, protocol P1."""
     runs = _runs(results)
-    gap = {k: _diff(seed_values(runs[k], "G"), seed_values(runs[k], "GM")) for k in FRESH_LABELS}
-    return parts(**{k: value(gap[k], 0.0, GAP_TOL) for k in FRESH_LABELS}), _seeds(*gap.values())
+    gap = {k: _diff(seed_values(runs[k], "G"), seed_values(runs[k], "GM")) for k in FRESH_LABELS if k in runs}
+    return _parts_or_one({k: value(v, 0.0, GAP_TOL) for k, v in gap.items()}), _seeds(*gap.values())
 
 
 @_at_scale
@@ -258,7 +268,7 @@ def collapse(results: Mapping[str, Any]) -> Decided:
     runs = _runs(results)
     coll = [k for k in COLLAPSE if k in runs]
     G, GM = {k: seed_values(runs[k], "G") for k in coll}, {k: seed_values(runs[k], "GM") for k in coll}
-    return parts(**{k: compare(GM[k], G[k], names=(f"{k} GM", f"{k} G-acc")) for k in coll}), _seeds(*G.values())
+    return _parts_or_one({k: compare(GM[k], G[k], names=(f"{k} GM", f"{k} G-acc")) for k in coll}), _seeds(*G.values())
 
 
 @_at_scale
@@ -417,3 +427,75 @@ table1_cifar100 = untestable(
 fig5_cifar100 = untestable(
     f"needs CIFAR-100 Pat-2 (2 of 100 classes per client, 100 clients all online, 2000 rounds): {NO_CIFAR100}", "fig5_cifar100"
 )
+
+
+# ---- the same rules on other experiments (the CNN analogues, App. B.1's scenarios) -----------------------------------
+
+
+class Renamed(Mapping[str, Any]):
+    """``results`` as a rule reads them with some names standing for others: ``names`` maps a name the rule reads
+    (``table1``, ``ablations``, ``fig5_stats``) to the result read instead, an experiment's name, or (name, setting)
+    for the runs of one setting of an experiment with settings, or None to hide it."""
+
+    def __init__(self, results: Mapping[str, Any], names: Mapping[str, str | tuple[str, str] | None]) -> None:
+        self._results, self._names = results, dict(names)
+
+    def __getitem__(self, name: str) -> Any:
+        target = self._names.get(name, name)
+        if target is None:
+            raise KeyError(name)
+        if isinstance(target, tuple):
+            return in_setting(self._results[target[0]], target[1])
+        return self._results[target]
+
+    def __contains__(self, name: object) -> bool:
+        target = self._names.get(name, name) if isinstance(name, str) else None
+        return target is not None and (target[0] if isinstance(target, tuple) else target) in self._results
+
+    def __iter__(self) -> Any:
+        return iter(k for k in {*self._results, *self._names} if k in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def on(
+    rule: Callable[[Mapping[str, Any]], Decided], name: str, **names: str | tuple[str, str] | None
+) -> Callable[[Mapping[str, Any]], Decided]:
+    """``rule`` deciding on other results (:class:`Renamed`: e.g. ``table1="table1_cnn"``), as a rule called ``name``."""
+
+    def decide(results: Mapping[str, Any]) -> Decided:
+        return rule(Renamed(results, names))
+
+    decide.__name__ = decide.__qualname__ = name
+    decide.__doc__ = f"{rule.__name__} on {', '.join(f'{k} = {v}' for k, v in names.items())}."
+    return decide
+
+
+# Table 1 (CIFAR-10) CNN analogue: the Table 1 rules on ``table1_cnn`` (the CNN ablations kept apart: their FedPG runs
+# are on Pat-2)
+_T1_CNN = dict(table1="table1_cnn", ablations=None)
+cnn_gap_p1 = on(gap_p1, "cnn_gap_p1", **_T1_CNN)
+cnn_collapse = on(collapse, "cnn_collapse", **_T1_CNN)
+cnn_best_g_acc = on(best_g_acc, "cnn_best_g_acc", **_T1_CNN)
+cnn_gamma_tradeoff = on(gamma_tradeoff, "cnn_gamma_tradeoff", **_T1_CNN)
+cnn_s_acc_flat = on(s_acc_flat, "cnn_s_acc_flat", **_T1_CNN)
+# Table 2 (CIFAR-10) CNN analogue: ``ablations_cnn`` has its own FedPG arm (Pat-2), which the rules read as Table 1's
+_T2_CNN = dict(table1="ablations_cnn", ablations="ablations_cnn")
+cnn_fewer_conflicts = on(fewer_conflicts, "cnn_fewer_conflicts", **_T2_CNN)
+cnn_m1_lowers_gm = on(m1_lowers_gm, "cnn_m1_lowers_gm", **_T2_CNN)
+cnn_m2_lowers_gm = on(m2_lowers_gm, "cnn_m2_lowers_gm", **_T2_CNN)
+cnn_m3_personalizes_less = on(m3_personalizes_less, "cnn_m3_personalizes_less", **_T2_CNN)
+cnn_m4_lowers_gm = on(m4_lowers_gm, "cnn_m4_lowers_gm", **_T2_CNN)
+# Fig. 5(b) CNN analogue: the Fig. 5 rules on the curve statistics of ``fig5_cnn`` (the profile from ``table1_cnn``)
+_F5_CNN = dict(fig5_stats="fig5_cnn_stats", table1="table1_cnn")
+cnn_fedpg_oscillates = on(fedpg_oscillates, "cnn_fedpg_oscillates", **_F5_CNN)
+cnn_s_fedpg_fastest_early = on(s_fedpg_fastest_early, "cnn_s_fedpg_fastest_early", **_F5_CNN)
+cnn_faster_and_higher = on(faster_and_higher, "cnn_faster_and_higher", **_F5_CNN)
+# App. B.1: G-acc ≈ GM in each scenario of ``table1_scenarios``, FedAvg-FT's collapse under Pat-2
+SCENARIO_NAMES = ("Pat-2", "50 % online", "100 % online")
+_B1 = {s: dict(table1=("table1_scenarios", s), ablations=None) for s in SCENARIO_NAMES}
+b1_pat2_gap_p1 = on(gap_p1, "b1_pat2_gap_p1", **_B1["Pat-2"])
+b1_pat2_collapse = on(collapse, "b1_pat2_collapse", **_B1["Pat-2"])
+b1_half_gap_p1 = on(gap_p1, "b1_half_gap_p1", **_B1["50 % online"])
+b1_full_gap_p1 = on(gap_p1, "b1_full_gap_p1", **_B1["100 % online"])

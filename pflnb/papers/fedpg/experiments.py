@@ -316,6 +316,29 @@ PAPER_TABLE2: dict[str, tuple[float, ...]] = {
     "M3 (P = G)": (89.5, 88.9, 89.0, 89.0),
     "M4 (no stale)": (86.7, 84.1, 83.6, 84.4),
 }
+# The paper's CIFAR-10 values (Table 1, Dir(0.1); Table 2, Pat-2): the columns of the CNN analogue's tables.
+PAPER_TABLE1_CIFAR10: dict[str, tuple[float | None, ...]] = {
+    "Local": (78.8, 17.5, 15.0, None),
+    "FedAvg-FT": (88.0, 46.1, 43.1, 57.1),
+    "FedProx": (66.6, 55.6, 52.7, 55.6),
+    "APFL": (79.3, 60.5, 56.6, 64.3),
+    "pFedMe": (68.3, 55.0, 52.6, 56.0),
+    "Ditto": (86.0, 25.5, 21.7, 52.6),
+    "FedRep": (87.7, 55.3, 51.6, 64.5),
+    "FedMGDA+": (85.9, 32.1, 28.2, 56.9),
+    "FedPG": (76.7, 74.2, 73.9, 73.9),
+    "S-FedPG": (76.3, 76.0, 73.8, 73.7),
+    "γ=0.3": (78.4, 76.2, 73.5, 73.9),
+    "γ=0.6": (78.8, 76.0, 73.4, 73.9),
+    "γ=1.0": (78.9, 75.9, 73.3, 73.9),
+}
+PAPER_TABLE2_CIFAR10: dict[str, tuple[float, ...]] = {
+    "FedPG": (74.9, 74.6, 74.2, 74.1),
+    "M1 (d = d_r)": (62.8, 56.5, 56.6, 56.3),
+    "M2 (no F)": (63.5, 62.9, 62.9, 62.9),
+    "M3 (P = G)": (74.9, 74.5, 74.1, 74.1),
+    "M4 (no stale)": (69.8, 63.7, 64.3, 65.1),
+}
 GAMMA_ORDER = ["γ=0 (M3)", "auto", "γ=0.1", "γ=0.3", "γ=0.6", "γ=1.0"]
 
 
@@ -328,35 +351,69 @@ def runs_by_label(*results: ExperimentResult) -> dict[str, list[dict[str, Any]]]
     return {label: res.labelled(label) for res in results for label in dict.fromkeys(res.table["label"])}
 
 
-def table1_table(result: ExperimentResult) -> tuple[pd.DataFrame, pd.DataFrame]:
+def in_setting(result: ExperimentResult, setting: str) -> ExperimentResult:
+    """The runs (and tuning runs) of one ``setting`` of an experiment with settings, as an experiment result."""
+    keep = (result.table["setting"] == setting).to_numpy()
+    if not keep.any():
+        raise KeyError(f"{result.experiment.name}: no runs in setting {setting!r}; it has {sorted(set(result.table['setting']))}")
+    tuning = result.tuning
+    if tuning is not None and not tuning.empty:
+        tuning = tuning[tuning["setting"] == setting].reset_index(drop=True)
+    return dataclasses.replace(
+        result,
+        table=result.table[keep].reset_index(drop=True),
+        records=[r for r, k in zip(result.records, keep) if k],
+        tuning=tuning,
+    )
+
+
+def table1_table(
+    result: ExperimentResult, paper: dict[str, tuple[float | None, ...]] = PAPER_TABLE1
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 1 analogue from the ``table1`` experiment: per-run rows (P1 for every arm, plus '<label> (P2)' rows for
-    :data:`FRESH_LABELS`) and the mean ± std over seeds beside the paper's FMNIST values."""
+    :data:`FRESH_LABELS`) and the mean ± std over seeds beside the paper's values (``paper``: FMNIST by default)."""
     runs = runs_by_label(result)
     parts = [pm_table(v, [k] * len(v)) for k, v in runs.items()]
-    parts += [pm_table(runs[k], [f"{k} (P2)"] * len(runs[k]), variant="auto") for k in FRESH_LABELS]
+    parts += [pm_table(runs[k], [f"{k} (P2)"] * len(runs[k]), variant="auto") for k in FRESH_LABELS if k in runs]
     rows = pd.concat(parts, ignore_index=True)
     summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"])
-    summary["paper L / S / G / GM"] = [_paper(PAPER_TABLE1.get(m.replace(" (P2)", ""))) for m in summary.method]
+    summary["paper L / S / G / GM"] = [_paper(paper.get(m.replace(" (P2)", ""))) for m in summary.method]
     return rows, summary
 
 
-def gamma_table(records: list[dict[str, Any]], order: list[str] = GAMMA_ORDER) -> tuple[pd.DataFrame, pd.DataFrame]:
+def scenarios_table(result: ExperimentResult) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """App. B.1 analogue: :func:`table1_table` of each setting of ``result`` (the ``table1_scenarios`` experiment),
+    stacked; the rows' method reads '<setting>: <label>' (one bar group each), the summary has a ``setting`` column."""
+    rows, summaries = [], []
+    for setting in dict.fromkeys(result.table["setting"]):
+        r, summary = table1_table(in_setting(result, setting))
+        rows.append(r.assign(method=setting + ": " + r["method"]))
+        summaries.append(summary.drop(columns="paper L / S / G / GM").assign(setting=setting))
+    return pd.concat(rows, ignore_index=True), pd.concat(summaries, ignore_index=True)
+
+
+def gamma_table(
+    records: list[dict[str, Any]], order: list[str] = GAMMA_ORDER, paper: dict[str, tuple[float | None, ...]] = PAPER_TABLE1
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The γ trade-off: the FedPG runs re-personalised under protocol P2 for each γ of ``order`` (rows, and the mean ±
-    std over seeds with numeric ``<metric>_mean`` columns in %, indexed by γ) beside the paper's γ rows."""
+    std over seeds with numeric ``<metric>_mean`` columns in %, indexed by γ) beside the paper's γ rows (``paper``)."""
     rows = pd.concat([pm_table(records, [v] * len(records), variant=v) for v in order], ignore_index=True)
     g = rows.groupby("method", sort=False)
     summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"]).set_index("method").loc[order]
     for m in ("L", "S", "G", "GM"):
         summary[m + "_mean"] = 100 * g[m].mean().loc[order]
-    summary["paper L / S / G / GM"] = [_paper(PAPER_TABLE1.get("FedPG" if v == "auto" else v)) for v in order]
+    summary["paper L / S / G / GM"] = [_paper(paper.get("FedPG" if v == "auto" else v)) for v in order]
     return rows, summary
 
 
-def ablation_table(table1: ExperimentResult, ablations: ExperimentResult) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 2 analogue: FedPG (of ``table1``) and the ablation runs under protocol P1, and M3 (γ_i = 0) with FedPG's
-    P2 row (M3 is a P2 re-personalisation of the FedPG runs); mean ± std over seeds beside the paper's Pat-2 values."""
-    fedpg = table1.labelled("FedPG")
-    runs = {"FedPG": fedpg, **runs_by_label(ablations)}
+def ablation_table(
+    table1: ExperimentResult, ablations: ExperimentResult, paper: dict[str, tuple[float, ...]] = PAPER_TABLE2
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2 analogue: FedPG (of ``table1``; of ``ablations`` where it has a FedPG arm) and the ablation runs under
+    protocol P1, and M3 (γ_i = 0) with FedPG's P2 row (M3 is a P2 re-personalisation of the FedPG runs); mean ± std
+    over seeds beside the paper's Pat-2 values (``paper``: FMNIST by default)."""
+    runs = {"FedPG": table1.labelled("FedPG"), **runs_by_label(ablations)}
+    fedpg = runs["FedPG"]
     parts = [pm_table(v, [k] * len(v)) for k, v in runs.items()]
     parts += [
         pm_table(fedpg, ["FedPG (P2)"] * len(fedpg), variant="auto"),
@@ -364,7 +421,7 @@ def ablation_table(table1: ExperimentResult, ablations: ExperimentResult) -> tup
     ]
     rows = pd.concat(parts, ignore_index=True)
     summary = mean_std(rows, by=["method"], metrics=["L", "S", "G", "GM"])
-    summary["paper (Pat-2) L / S / G / GM"] = [_paper(PAPER_TABLE2.get(m.replace(" (P2)", ""))) for m in summary.method]
+    summary["paper (Pat-2) L / S / G / GM"] = [_paper(paper.get(m.replace(" (P2)", ""))) for m in summary.method]
     return rows, summary
 
 
