@@ -132,7 +132,9 @@ def test_max_samples_class_stratified():
     assert counts.max() - counts.min() <= 5
 
 
-@pytest.mark.parametrize("spec", [DataSpec(), DataSpec(partition="dirichlet", num_clients=6, alpha=0.3)], ids=["by-domain", "dir"])
+@pytest.mark.parametrize(
+    "spec", [DataSpec(), DataSpec(partition="dirichlet", num_clients=6, alpha=0.3)], ids=["by-domain", "dir"]
+)
 def test_train_ratio_thins_train_class_stratified_and_keeps_val_and_test(spec):
     full = build_federated(spec, 3)
     half = build_federated(dataclasses.replace(spec, train_ratio=0.5), 3)

@@ -536,9 +536,15 @@ def test_alpha_sweep_figure_has_one_line_per_arm():
 
 
 def test_ratio_and_noise_sweeps_decide_one_part_per_value():
-    claim = decided("Training-set size: Fed-CO2 beats", {"train-ratio": result("train-ratio", sweep_records("train_ratio", (0.25, 1.0), (0.80, 0.65)))})
+    claim = decided(
+        "Training-set size: Fed-CO2 beats",
+        {"train-ratio": result("train-ratio", sweep_records("train_ratio", (0.25, 1.0), (0.80, 0.65)))},
+    )
     assert dict((k, o.verdict) for k, o in claim.outcome.parts) == {"γ=0.25": REPRODUCED, "γ=1": CONTRADICTED}
-    claim = decided("Noise heterogeneity: Fed-CO2 beats", {"noise": result("noise", sweep_records("noise", (0.0, 0.5, 1.0), (0.75, 0.76, 0.8)))})
+    claim = decided(
+        "Noise heterogeneity: Fed-CO2 beats",
+        {"noise": result("noise", sweep_records("noise", (0.0, 0.5, 1.0), (0.75, 0.76, 0.8)))},
+    )
     assert claim.verdict == REPRODUCED and [k for k, _ in claim.outcome.parts] == ["σ_M=0", "σ_M=0.5", "σ_M=1"]
 
 
@@ -566,7 +572,9 @@ def test_ratio_and_noise_experiments_are_the_papers_settings():
     full = {cfg.key() for lab, cfg in ratio.runs("cpu") if lab["train_ratio"] == 1.0}  # γ = 1: the feature runs
     assert full == {cfg.key() for lab, cfg in feature.runs("cpu") if lab["label"] in ("FedAvg", E.FEDBN, E.LOCAL, E.FEDCO2)}
     tuned = {cfg.key() for lab, cfg in ratio.tuning_runs("cpu") if lab["train_ratio"] == 1.0}
-    assert tuned == {cfg.key() for lab, cfg in feature.tuning_runs("cpu") if lab["label"] in ("FedAvg", E.FEDBN, E.LOCAL, E.FEDCO2)}
+    assert tuned == {
+        cfg.key() for lab, cfg in feature.tuning_runs("cpu") if lab["label"] in ("FedAvg", E.FEDBN, E.LOCAL, E.FEDCO2)
+    }
     runs = noise.runs("cpu")
     assert {(cfg.partition, cfg.num_clients, cfg.participation, cfg.dataset) for _, cfg in runs} == {("iid", 10, 0.5, "fmnist")}
     assert {cfg.noise for _, cfg in runs} == {0.0, 0.5, 1.0} and len(runs) == 4 * 3 * 5

@@ -9,12 +9,12 @@ import pytest
 from pflnb.experiments import claims as R
 from pflnb.experiments import profile_config, run
 from pflnb.experiments.paper import (
+    KEY_GRIDS,
     Arm,
     Compare,
     Derived,
     Experiment,
     Paper,
-    KEY_GRIDS,
     Tune,
     best_on_validation,
     decide,

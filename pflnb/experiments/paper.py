@@ -94,14 +94,14 @@ def arm_config(
 class Tune:
     """An equal tuning budget for every arm of an experiment: each arm gets the same ``grid`` (config field → values
     per profile, e.g. the learning rate) and, where the paper names one, its method's key hyperparameter (``keys``:
-    arm label → {method parameter: values per profile}; ``methods``: the same by registered method, for every arm of that
-    method, e.g. FedProx's μ wherever FedProx runs; an arm's own ``keys`` entry wins). An arm's values are chosen on the mean best *validation*
-    accuracy over the tuning ``seeds`` (per profile, never among the experiment's verdict seeds), the first candidate
-    on ties; test accuracy is never read. With settings or a grid, each (setting or grid point, arm) is tuned on its
-    own. ``paper``: arm label (or ``"*"``: every arm) → the values the paper states for its setting, shown beside
-    ours in the claims' notes. Tuning runs are plain engine runs (:class:`~pflnb.experiments.jobs.RunJob` under the
-    experiment's protocol), whatever the experiment's job computes besides.
-    A profile without tuning seeds runs the arms as declared."""
+    arm label → {method parameter: values per profile}; ``methods``: the same by registered method, for every arm of
+    that method, e.g. FedProx's μ wherever FedProx runs; an arm's own ``keys`` entry wins). An arm's values are chosen
+    on the mean best *validation* accuracy over the tuning ``seeds`` (per profile, never among the experiment's
+    verdict seeds), the first candidate on ties; test accuracy is never read. With settings or a grid, each (setting or
+    grid point, arm) is tuned on its own. ``paper``: arm label (or ``"*"``: every arm) → the values the paper states
+    for its setting, shown beside ours in the claims' notes. Tuning runs are plain engine runs
+    (:class:`~pflnb.experiments.jobs.RunJob` under the experiment's protocol), whatever the experiment's job computes
+    besides. A profile without tuning seeds runs the arms as declared."""
 
     grid: Mapping[str, Mapping[str, Sequence[Any]]] = field(default_factory=dict)
     seeds: Mapping[str, Sequence[int]] = field(default_factory=dict)
@@ -470,7 +470,9 @@ def _tune(
     table["chosen"] = [chosen[tuple(row[c] for c in cells)] == row["candidate"] for _, row in table.iterrows()]
 
     def choice(cell: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        return tune.candidates(cell["label"], profile, experiment.arm(cell["label"]).method)[chosen[tuple(cell[c] for c in cells)]]
+        return tune.candidates(cell["label"], profile, experiment.arm(cell["label"]).method)[
+            chosen[tuple(cell[c] for c in cells)]
+        ]
 
     return table, choice
 

@@ -658,7 +658,9 @@ def _train_phase(
     trainable = [n for n in fm.param_names if n in wanted]
     trainable += [slot_key(s, n) for s, keys in phase.co_train for n in fm.param_names if n in set(keys)]
     fixed = [n for n in fm.param_names if n not in wanted]
-    fixed += [slot_key(s, k) for s, keys in phase.co_train for k in fm.state_keys if k not in set(keys) or k not in fm.param_names]
+    fixed += [
+        slot_key(s, k) for s, keys in phase.co_train for k in fm.state_keys if k not in set(keys) or k not in fm.param_names
+    ]
     buffers = list(fm.buffer_names)
     anchors, anchor_dims = _anchor_inputs(plans, phase.anchor_names())
     terms = _TermLoss(fm, phase)

@@ -128,7 +128,11 @@ def batch_size_insensitive(results: Mapping[str, Any]) -> tuple[Outcome, list[in
     """Per seed, the accuracy range over the batch sizes of ``batch_sizes`` within the paper's 1 point."""
     table = results["batch_sizes"].table
     bs = table.groupby("seed").test_acc.agg(lambda s: s.max() - s.min())
-    return R.value(_series(bs), 0.0, 1.0), sorted(bs.index), {"batch_sizes": sorted(table.batch_size.unique())}
+    return (
+        R.value(_series(bs), 0.0, 1.0),
+        sorted(bs.index),
+        {"batch_sizes": ", ".join(str(int(b)) for b in sorted(table.batch_size.unique()))},
+    )
 
 
 def fastest_training_loss(results: Mapping[str, Any]) -> Decided:
