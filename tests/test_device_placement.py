@@ -304,9 +304,10 @@ def _key_without_field(cfg):
     import hashlib
     import json
 
-    from pflnb.experiments.config import _UNHASHED
+    from pflnb.experiments.config import _HASHED_IF_NOT_DEFAULT, _UNHASHED
 
-    d = {k: v for k, v in cfg.to_dict().items() if k not in _UNHASHED and k != "deterministic"}
+    assert "deterministic" in _HASHED_IF_NOT_DEFAULT  # and the fields added after it (train_ratio, noise), at defaults
+    d = {k: v for k, v in cfg.to_dict().items() if k not in _UNHASHED and k not in _HASHED_IF_NOT_DEFAULT}
     return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
