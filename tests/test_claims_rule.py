@@ -86,6 +86,20 @@ def test_pairing_is_by_seed_not_position():
         C.compare(a, b, margin=-1)
 
 
+def test_decimals_follow_the_unit_not_only_the_scale():
+    """Points show 2 decimals (means 1) whether fractions are scaled by 100 or the values are already in points."""
+    a, b = {0: 12.34567, 1: 10.0, 2: 11.0}, {0: 2.0, 1: 3.0, 2: 1.0}  # differences 10.34567, 7, 10 (mean 9.11522)
+    fractions = C.compare({s: v / 100 for s, v in a.items()}, {s: v / 100 for s, v in b.items()})
+    points = C.compare(a, b, scale=1.0, unit="points")
+    per_block = C.compare(a, b, scale=1.0, unit="points/block")
+    raw = C.compare(a, b, scale=1.0, unit="")
+    assert "= +9.12 [" in fractions.ours and "A 11.1 ± 1.2 vs B 2.0 ± 1.0" in fractions.ours
+    assert points.ours == fractions.ours
+    assert "= +9.12 [" in per_block.ours and per_block.ours.endswith("points/block (90 % CI, 3 seeds)")
+    assert "= +9.1152 [" in raw.ours and "A 11.115 ± 1.177" in raw.ours
+    assert str(C.value(a, 10.0, 5.0, scale=1.0).interval).startswith("+11.12 [")
+
+
 def test_a_diverged_run_is_never_a_number():
     out = C.compare({0: 0.5, 1: float("nan")}, {0: 0.4, 1: 0.4})
     assert out.verdict == C.DIVERGED
@@ -131,6 +145,15 @@ def test_parts():
     assert C.parts(a=rep, b=nt).verdict == C.PARTIAL
     with pytest.raises(ValueError):
         C.parts(a=rep)
+
+
+def test_an_inconclusive_claim_in_parts_shows_its_seeds():
+    three = C.compare(*pair(diffs(0.5, 3.0)))
+    five = C.compare(*pair(np.array([0.5, -2.0, 3.0, 1.0, -1.5])))
+    assert three.label == "inconclusive (3 seeds)" and five.label == "inconclusive (5 seeds)"
+    assert C.parts(a=three, b=three).label == "inconclusive (3 seeds)"
+    assert C.parts(a=three, b=five).label == "inconclusive"  # no one count to show
+    assert C.parts(a=three, b=C.Outcome(C.INCONCLUSIVE, "x")).label == "inconclusive (3 seeds)"
 
 
 def test_ledger_round_trip(tmp_path):

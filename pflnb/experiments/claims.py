@@ -64,9 +64,14 @@ class Interval:
         return f"{self.mean:+.{d}f} [{self.lo:+.{d}f}, {self.hi:+.{d}f}]"
 
 
-def _digits(scale: float) -> int:
-    """Decimals shown for values in percentage points (scale 100) or raw units (scale 1)."""
-    return 2 if scale >= 100 else 4
+def _in_points(scale: float, unit: str) -> bool:
+    """Values shown in percentage points: fractions scaled by 100, or values already in points (unit 'points…')."""
+    return scale >= 100 or unit.startswith("points")
+
+
+def _digits(scale: float, unit: str = "") -> int:
+    """Decimals shown for values in percentage points (2) or raw units (4)."""
+    return 2 if _in_points(scale, unit) else 4
 
 
 def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL, digits: int = 2) -> Interval:
@@ -102,10 +107,10 @@ def paired_differences(a: Values, b: Values) -> np.ndarray:
     return np.array([ma[k] - mb[k] for k in keys])
 
 
-def _mean_sd(values: Values, scale: float) -> str:
+def _mean_sd(values: Values, scale: float, unit: str = "") -> str:
     v = np.array(list(_as_seed_map(values, "v").values())) * scale
     sd = float(v.std(ddof=1)) if v.size > 1 else 0.0
-    d = 1 if scale >= 100 else 3
+    d = 1 if _in_points(scale, unit) else 3
     return f"{v.mean():.{d}f} ± {sd:.{d}f}"
 
 
@@ -133,8 +138,11 @@ class Outcome:
 
     @property
     def n(self) -> int | None:
-        """Seeds behind the interval (None for rules without one)."""
-        return self.interval.n if self.interval is not None else None
+        """Seeds behind the interval (None for rules without one); for a claim in parts, the parts' common count."""
+        if self.interval is not None:
+            return self.interval.n
+        counts = {o.n for _, o in self.parts} - {None}
+        return counts.pop() if len(counts) == 1 else None
 
     @property
     def label(self) -> str:
@@ -179,12 +187,12 @@ def compare(
     na, nb = names
     if _diverged(a, b):
         return Outcome(DIVERGED, f"{na} vs {nb}: a run diverged", detail="a run diverged")
-    shown = t_interval(paired_differences(a, b) * scale, level, _digits(scale))  # A − B, as measured
+    shown = t_interval(paired_differences(a, b) * scale, level, _digits(scale, unit))  # A − B, as measured
     # the interval on the claimed side: A − B when A is claimed higher, B − A when claimed lower
     c_lo, c_hi = (shown.lo, shown.hi) if higher else (-shown.hi, -shown.lo)
     iv = shown
     what = f"{na} − {nb}" if higher else f"{na} − {nb} (claimed < 0)"
-    ours = f"{na} {_mean_sd(a, scale)} vs {nb} {_mean_sd(b, scale)}; {what} = {shown}{_unit(unit)}"
+    ours = f"{na} {_mean_sd(a, scale, unit)} vs {nb} {_mean_sd(b, scale, unit)}; {what} = {shown}{_unit(unit)}"
     ours += f" ({int(level * 100)} % CI, {_seed_word(iv.n)})" if iv.n > 1 else " (1 seed)"
     if iv.n < 2:
         return Outcome(INCONCLUSIVE, ours, shown, "one seed has no interval")
@@ -266,7 +274,7 @@ def value(values: Values, target: float, tol: float, *, scale: float = 100.0, un
         raise ValueError(f"tol must be > 0, got {tol}")
     if _diverged(values):
         return Outcome(DIVERGED, "a run diverged", detail="a run diverged")
-    iv = t_interval(np.array(list(_as_seed_map(values, "v").values())) * scale, digits=_digits(scale))
+    iv = t_interval(np.array(list(_as_seed_map(values, "v").values())) * scale, digits=_digits(scale, unit))
     ours = f"{iv}{_unit(unit)} vs {target:g} ± {tol:g}"
     if iv.n < 2:
         return Outcome(INCONCLUSIVE, ours + " (1 seed)", iv, "one seed has no interval")
