@@ -40,7 +40,7 @@ COMPONENTS = {"fedco2": ("Fed-CO2 online", "Fed-CO2 offline"), "fedco2-label": (
 # Per profile: the sizes of the theory cells (Monte-Carlo samples, widths, gradient descent), not engine runs.
 THEORY: dict[str, dict[str, Any]] = {
     "smoke": dict(n_mc=5_000, widths=(32, 64), width_inits=1, gd_width=64, gd_steps=40, gd_seeds=1),
-    "cpu": dict(n_mc=200_000, widths=(128, 256, 512, 1024, 2048), width_inits=5, gd_width=512, gd_steps=600, gd_seeds=3),
+    "cpu": dict(n_mc=200_000, widths=(128, 256, 512, 1024, 2048), width_inits=5, gd_width=512, gd_steps=600, gd_seeds=5),
     "paper": dict(n_mc=200_000, widths=(128, 256, 512, 1024, 2048), width_inits=5, gd_width=512, gd_steps=1000, gd_seeds=3),
 }
 

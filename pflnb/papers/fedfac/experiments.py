@@ -281,7 +281,7 @@ _SIZES: dict[str, dict[str, Any]] = {
         motivation_seeds=[0],
     ),
     "cpu": dict(
-        theory_seeds=[0, 1, 2],
+        theory_seeds=[0, 1, 2, 3, 4],
         theory_m=2000,
         theory_rounds=60,
         thm2_clients=(2, 4, 6, 10, 20, 40),
@@ -290,10 +290,10 @@ _SIZES: dict[str, dict[str, Any]] = {
         oracle_p=(0.25, 0.5, 0.75),
         kappas=(0.5, 0.75, 0.85, 0.9, 0.95),
         sim_grid=[(0.25, 0.4), (0.5, 0.4), (0.75, 0.4)],  # Fig. 6 top row; the α row runs at the paper profile
-        sim_seeds=[0, 1],
+        sim_seeds=[0, 1, 2, 3, 4],
         sim_other=("true", "dynamic", "random_fixed", "random_redrawn"),  # at p ≠ 0.5
         sim_extra=SIM_EXTRA,  # at p = 0.5
-        motivation_seeds=[0, 1, 2],
+        motivation_seeds=[0, 1, 2, 3, 4],
     ),
 }
 _SIZES["paper"] = {
