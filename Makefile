@@ -1,4 +1,4 @@
-# pflnb: `make reproduce` runs every notebook on the cpu profile; `make test` runs the tests; `make site` builds the site.
+# pflnb: `make reproduce` runs every notebook on the cpu profile (main scope; `make reproduce-all`: every experiment); `make test` runs the tests; `make site` builds the site.
 # They create the environment (.venv) and fetch the embedded data first when missing.
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -18,7 +18,7 @@ RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce check-outputs ledger site benchmark \
+.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce reproduce-all check-outputs ledger site benchmark \
 	benchmark-gpu clean
 
 help: ## list the targets
@@ -70,24 +70,28 @@ test-gpu: env ## the tests marked gpu, on a CUDA machine (they skip without CUDA
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu needs CUDA: torch.cuda.is_available() is False')"
 	CUBLAS_WORKSPACE_CONFIG=:4096:8 PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q -m gpu -rs tests
 
-reproduce: env data ## execute every notebook with papermill (PROFILE=cpu, WORKERS=2 runs at a time or BACKEND=ray, THREADS=1 per kernel) into executed/
+reproduce: env data ## the main scope: every notebook without the extended experiments (sweeps, analogues) into executed/$(PROFILE)-main/, about an hour on 2 cores
 	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \
-	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --profile $(PROFILE) --threads $(THREADS)
+	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --scope main --profile $(PROFILE) --threads $(THREADS)
+
+reproduce-all: env data ## every notebook and experiment with papermill (PROFILE=cpu, WORKERS=2 runs at a time or BACKEND=ray, THREADS=1 per kernel) into executed/; the committed outputs
+	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \
+	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --scope all --profile $(PROFILE) --threads $(THREADS)
 	$(VENV)/bin/pflnb claims --update-readme
 
 # Run before resolving any change to pflnb/ code that a notebook uses: the regenerated outputs must equal the committed
 # ones (PNGs by pixels, claims CSVs by cells, the README ledger by text; timing* files are listed, not counted).
-# EXECUTED=1 compares an already executed run instead of running `make reproduce` first.
+# EXECUTED=1 compares an already executed run instead of running `make reproduce-all` first.
 EXECUTED ?= 0
-check-outputs: env data ## make reproduce, then fail listing every committed figure, claims CSV or README ledger that changed
-	@if [ "$(EXECUTED)" != 1 ]; then $(MAKE) --no-print-directory reproduce; fi
+check-outputs: env data ## make reproduce-all, then fail listing every committed figure, claims CSV or README ledger that changed
+	@if [ "$(EXECUTED)" != 1 ]; then $(MAKE) --no-print-directory reproduce-all; fi
 	$(VENV)/bin/pflnb check-outputs
 
 ledger: env ## print every paper's claims and verdicts; rewrite the README's results overview from figures/*/claims.csv
 	$(VENV)/bin/pflnb claims --update-readme
 	$(VENV)/bin/pflnb claims
 
-# The site: executed/$(PROFILE)/ when every notebook is there (after `make reproduce`), else executed/smoke/ (executed
+# The site: executed/$(PROFILE)/ when every notebook is there (after `make reproduce-all`), else executed/smoke/ (executed
 # first when needed); claims and figures from figures/. Output in _site/html (git-ignored); no server needed to view it.
 site: env data ## build the static site (executed notebooks, claims ledger, guides, API reference) into _site/html
 	$(VENV)/bin/pflnb site --profile $(PROFILE)

@@ -20,7 +20,7 @@ from pflnb.experiments.executors import JobsFailed, make_executor
 from pflnb.experiments.jobs import RunDivergedWarning, describe_divergence, is_diverged
 from pflnb.experiments.outputs import compare_outputs
 from pflnb.experiments.ray_backend import shared_cluster
-from pflnb.experiments.reproduce import LOG_NAME, execute
+from pflnb.experiments.reproduce import LOG_NAME, SCOPES, execute
 from pflnb.experiments.run import run_many
 from pflnb.experiments.tables import mean_std, summary_table
 from pflnb.models import MODELS
@@ -211,8 +211,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     missing = [str(n) for n in notebooks if not n.is_file()]
     if missing:
         raise FileNotFoundError(f"no such notebook(s): {', '.join(missing)}")
-    out = Path(args.out) if args.out else root / "executed" / args.profile
-    results = execute(notebooks, args.profile, out, progress_bar=not args.quiet)
+    main_scope = args.scope == "main"
+    out = Path(args.out) if args.out else root / "executed" / (f"{args.profile}-main" if main_scope else args.profile)
+    if main_scope and not os.environ.get("PFLNB_FIGURES"):
+        # the committed figures and claims come from the full reproduction: the main scope writes its own beside
+        # its executed notebooks
+        os.environ["PFLNB_FIGURES"] = str((out / "figures").resolve())
+    results = execute(notebooks, args.profile, out, scope=args.scope, progress_bar=not args.quiet)
     failed = [r.name for r in results if not r.ok]
     print(f"[pflnb] executed notebooks in {out}; log: {out / LOG_NAME}")
     if failed:
@@ -237,7 +242,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     counts = C.ledger_counts(table).set_index("paper")
     for paper, rows in table.groupby("paper", sort=False):
         c = counts.loc[paper]
-        tally = ", ".join(f"{int(c[k])} {k}" for k in C.COUNTED if c[k])
+        tally = ", ".join(f"{int(c[k])} {k}" for k in (*C.COUNTED, *C.SKIPPED) if c.get(k, 0))
         tally += f"; {int(c[C.STAND_IN])} of them stand-ins" if c[C.STAND_IN] else ""
         print(f"{paper}: {int(c['total'])} claims ({tally}); code: {rows[C.CODE].iloc[0] or 'not recorded'}")
         for r in rows.itertuples(index=False):
@@ -288,6 +293,13 @@ def main(argv: list[str] | None = None) -> int:
     p_rep = sub.add_parser("reproduce", help="execute notebooks with papermill")
     p_rep.add_argument("notebooks", nargs="*")
     p_rep.add_argument("--profile", default="cpu", choices=PROFILES)
+    p_rep.add_argument(
+        "--scope",
+        default="all",
+        choices=SCOPES,
+        help="all: every experiment (the committed outputs); main: skip each paper's extended experiments, the sweeps "
+        "and analogues added for coverage (outputs under executed/<profile>-main/)",
+    )
     p_rep.add_argument("--quiet", action="store_true")
     p_rep.add_argument("--out", default=None, help="folder of the executed notebooks and the log (default: executed/<profile>)")
     _add_ray(p_rep)

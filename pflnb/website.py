@@ -46,6 +46,7 @@ VERDICT_CLASS = {
     C.INCONCLUSIVE: "inconclusive",
     C.NOT_TESTABLE: "not-testable",
     C.DIVERGED: "diverged",
+    C.NOT_RUN: "not-run",
 }
 PROFILE_NOTES = {
     "smoke": "tiny data, one seed, two or three rounds: it shows every step runs; its numbers are not results",
@@ -287,7 +288,7 @@ def ours_html(text: str) -> str:
 
 def code_version_text(code: str) -> str:
     """The code version a claims CSV records, or what to do when it records none."""
-    return code if code else "not recorded (the CSV predates the code column; `make reproduce` writes it)"
+    return code if code else "not recorded (the CSV predates the code column; `make reproduce-all` writes it)"
 
 
 def claims_html(table: pd.DataFrame, paper: str) -> str:
@@ -387,7 +388,7 @@ def paper_claims_markdown(paper: str, figures: Path, notebook: str | None = None
     found = _read(figures, paper)
     name = C.PAPERS[paper]
     if found is None:
-        return f"```{{note}}\nNo `figures/{paper}/claims.csv` yet: run the {name} notebook (`make reproduce`).\n```\n"
+        return f"```{{note}}\nNo `figures/{paper}/claims.csv` yet: run the {name} notebook (`make reproduce-all`).\n```\n"
     table, code = found
     counts = C.ledger_counts(table.assign(paper=name)).iloc[0]
     tally = " · ".join(f"{verdict_badge(f'{int(counts[c])} {c}', c)}" for c in C.COUNTED if counts[c])
@@ -581,13 +582,15 @@ def choose_executed(profile: str, executed: Path | None = None, root: Path | Non
     if not missing:
         stale = executed_stale(folder, root)
         if stale:
-            print(f"[pflnb] note: {', '.join(stale)} in {folder} are older than their notebooks; `make reproduce` renews them")
+            renew = "`make reproduce-all` renews them"
+            print(f"[pflnb] note: {', '.join(stale)} in {folder} are older than their notebooks; {renew}")
         return profile, folder
     if executed is not None:
         raise FileNotFoundError(f"{folder} lacks executed notebooks: {', '.join(missing)}")
     smoke = root / "executed" / "smoke"
     if profile != "smoke":
-        print(f"[pflnb] no complete executed/{profile}/ (`make reproduce PROFILE={profile}` makes it): using the smoke profile")
+        make = f"`make reproduce-all PROFILE={profile}` makes it"
+        print(f"[pflnb] no complete executed/{profile}/ ({make}): using the smoke profile")
     if executed_complete(smoke, root) or executed_stale(smoke, root):
         if not run:
             raise FileNotFoundError(f"{smoke} is incomplete or stale, and executing the notebooks was not allowed")

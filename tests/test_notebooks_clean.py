@@ -40,3 +40,23 @@ def test_paper_notebooks_share_one_idiom(path):
     assert "decide(PAPER, " in code and "write_claims(claims, " in code
     assert "\ndef " not in code and not code.startswith("def ")
     assert "run_many(" not in code, "experiments are declared in paper.py and run with run_experiment"
+
+
+@pytest.mark.parametrize("path", PAPER_NOTEBOOKS, ids=lambda p: p.name)
+def test_paper_notebooks_guard_every_extended_experiment(path):
+    """The main scope (extended=False) skips exactly the paper's extended results: every run_experiment of an
+    extended experiment sits under `if extended:`, and decide() is told the scope."""
+    from importlib import import_module
+
+    nb = json.loads(path.read_text())
+    paper = import_module(f"pflnb.papers.{path.stem.split('_', 1)[1]}.paper").PAPER
+    assert paper.extended, f"{path.name}: its paper declares no extended results"
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert "decide(PAPER, results, extended)" in code
+    names = {e.name for e in paper.experiments}
+    for cell in (c for c in nb["cells"] if c["cell_type"] == "code"):
+        text = "".join(cell["source"])
+        for name in re.findall(r'run_experiment\((?:PAPER|paper), "([^"]+)"', text):
+            assert name in names
+            guarded = text.startswith("if extended:")
+            assert guarded == (name in paper.extended), f"{path.name}: {name!r} {'un' if not guarded else ''}guarded"

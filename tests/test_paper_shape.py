@@ -159,3 +159,44 @@ def test_only_limits_an_arm_to_its_profiles_and_settings_name_their_runs():
     assert [lab["label"] for lab, _ in exp.runs("paper")] == ["A", "B"]
     with pytest.raises(ValueError, match="no grid"):
         Experiment("x", "", "digits5-lite", exp.arms, {"smoke": [0]}, grid={"lr": {"smoke": (0.1,)}}, settings=exp.settings)
+
+
+def test_the_main_scope_reports_claims_on_extended_results_as_not_run():
+    """decide(..., extended=False): a claim reading one of Paper.extended's results, absent from the results, is 'not
+    run' (placeholders shown as '…'); a claim on the main results is decided as always; a missing main result, or a
+    missing extended one in the full scope, is an error, never a silent 'not run'."""
+    positive = lambda name: lambda res: (R.check(res[name] > 0, f"{name} = {res[name]}", criterion=">0"), None)  # noqa: E731
+    paper = Paper(
+        "toy",
+        "",
+        TOY.experiments,
+        (
+            Derived("main result positive", "holds", decide=positive("x")),
+            Derived("sweep positive at {level}", "holds", decide=lambda res: (*positive("sweep")(res), {"level": 3})),
+            Compare("FedAvg beats Local", "+3", experiment="main", arm="FedAvg", other="Local"),
+        ),
+        extended=("sweep", "main"),
+    )
+    main, sweep, compare = decide(paper, {"x": 2}, extended=False)
+    assert main.verdict == R.REPRODUCED
+    for claim in (sweep, compare):
+        assert claim.verdict == R.NOT_RUN and claim.outcome.ours == "—" and claim.seeds is None
+        assert claim.label == f"{R.NOT_RUN} (extended experiment: make reproduce-all, or the notebook with extended=True)"
+    assert sweep.claim == "sweep positive at …"
+    # ran anyway: decided on it
+    assert decide(paper, {"x": 2, "sweep": -1}, extended=False)[1].verdict == R.CONTRADICTED
+    with pytest.raises(KeyError, match="x"):
+        decide(paper, {"sweep": 1}, extended=False)
+    with pytest.raises(KeyError, match="sweep"):
+        decide(paper, {"x": 2})
+    with pytest.raises(ValueError, match="extended result twice"):
+        Paper("toy", "", TOY.experiments, extended=("a", "a"))
+
+
+def test_ledger_counts_show_not_run_only_where_a_ledger_has_it():
+    import pandas as pd
+
+    table = pd.DataFrame({"paper": ["LG-Mix"] * 3, "category": [R.REPRODUCED, R.NOT_RUN, R.NOT_RUN], "stand_in": ["", "", ""]})
+    counts = R.ledger_counts(table).set_index("paper").loc["LG-Mix"]
+    assert counts[R.REPRODUCED] == 1 and counts[R.NOT_RUN] == 2 and counts["total"] == 3
+    assert R.NOT_RUN not in R.ledger_counts(table.iloc[:1]).columns  # the full ledger's table keeps its columns

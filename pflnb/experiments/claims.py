@@ -13,6 +13,9 @@ Every claim a paper notebook tests is decided here, by the kind of claim it is:
 * **value claims** ("≈ X %"): the t-interval of the value against X ± a stated tolerance (:func:`value`).
 * **partially reproduced** only for a claim declared with named parts, each with its own verdict (:func:`parts`);
   **not testable at this scale** for what the profile cannot run, with the reason (:func:`not_testable`).
+* A claim on an extended experiment (a sweep or an analogue added for coverage) that a main-scope reproduction
+  skipped is **not run**, with where it runs (:func:`not_run`); the committed ledger comes from the full reproduction,
+  so it has none.
 * A run that diverged has no accuracy: a claim that needs it is **diverged**, never a number.
 * A claim decided by a criterion other than the paper's own statement (a weaker sufficient condition, a toy in place
   of the paper's setting, a threshold of ours, a reconstructed formula) is declared a **stand-in** with the reason
@@ -40,7 +43,8 @@ INCONCLUSIVE = "inconclusive"
 PARTIAL = "partially reproduced"
 NOT_TESTABLE = "not testable at this scale"
 DIVERGED = "diverged"
-VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, PARTIAL, NOT_TESTABLE, DIVERGED)
+NOT_RUN = "not run"
+VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, PARTIAL, NOT_TESTABLE, DIVERGED, NOT_RUN)
 LEVEL = 0.90  # two-sided confidence level of every interval
 
 Values = Mapping[int, float] | Sequence[float] | np.ndarray
@@ -155,7 +159,7 @@ class Outcome:
         words = []
         if self.verdict == INCONCLUSIVE and self.n is not None:
             words.append(_seed_word(self.n))
-        elif self.detail and self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED):
+        elif self.detail and self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED, NOT_RUN):
             words.append(self.detail)
         words += [e for e in extra if e]
         return f"{self.verdict} ({'; '.join(words)})" if words else self.verdict
@@ -292,6 +296,14 @@ def not_testable(reason: str) -> Outcome:
     if not reason:
         raise ValueError("not_testable() needs the reason")
     return Outcome(NOT_TESTABLE, "—", detail=reason)
+
+
+def not_run(where: str) -> Outcome:
+    """A claim whose experiments this reproduction skipped (the main scope skips the extended ones), with ``where``
+    it runs."""
+    if not where:
+        raise ValueError("not_run() needs where the claim runs")
+    return Outcome(NOT_RUN, "—", detail=where)
 
 
 def parts(**named: Outcome) -> Outcome:
@@ -443,6 +455,7 @@ def mean_std_str(values: Sequence[float] | np.ndarray, scale: float = 100.0, dig
 
 PAPERS = {"lgmix": "LG-Mix", "fedco2": "Fed-CO2", "fedpg": "FedPG", "pmixfed": "pMixFed", "fedfac": "FedSplit/FedFac"}
 COUNTED = (REPRODUCED, PARTIAL, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, DIVERGED)
+SKIPPED = (NOT_RUN,)  # counted only where a (main-scope) ledger has them
 
 
 def figures_root() -> Path:
@@ -471,7 +484,8 @@ def ledger(root: str | Path | None = None) -> pd.DataFrame:
 def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
     """Count of claims per paper and verdict category (reproduced, partially, contradicted, inconclusive, ...), their
     total, and how many of them are stand-ins (counted in their verdict category as well)."""
-    counts = pd.crosstab(table["paper"], table["category"]).reindex(columns=list(COUNTED), fill_value=0)
+    shown = [*COUNTED, *(c for c in SKIPPED if (table["category"] == c).any())]
+    counts = pd.crosstab(table["paper"], table["category"]).reindex(columns=shown, fill_value=0)
     order = [p for p in PAPERS.values() if p in counts.index]
     counts = counts.loc[order]
     counts["total"] = counts.sum(axis=1)

@@ -1,6 +1,6 @@
 """``make check-outputs``: are the committed outputs exactly what the code gives?
 
-After a ``make reproduce`` (or on an already executed run) the working tree's ``figures/`` and the README's ledger
+After a ``make reproduce-all`` (or on an already executed run) the working tree's ``figures/`` and the README's ledger
 are compared with a git commit (``HEAD`` by default):
 
 * PNGs by their pixels (a file whose bytes differ but whose decoded image is equal counts as unchanged);

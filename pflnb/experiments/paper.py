@@ -610,18 +610,25 @@ COVERAGE_STATUSES = ("covered", "partly", "missing", "not testable")
 @dataclass(frozen=True)
 class Paper:
     """A paper: its ``name`` (the package folder), ``title``, experiments and claims, declared as data, and its
-    ``coverage``: every numbered item of the paper and the ledger rows that test it (:func:`coverage_table`)."""
+    ``coverage``: every numbered item of the paper and the ledger rows that test it (:func:`coverage_table`).
+    ``extended``: the names of the results (experiments, or values the notebook derives from them) that only the
+    full reproduction computes: the sweeps and analogues added for coverage, which the main scope (``make
+    reproduce``, the notebooks' ``extended=False``) skips to keep its cost down; :func:`decide` reports their claims
+    as not run there."""
 
     name: str
     title: str
     experiments: tuple[Experiment, ...]
     claims: tuple[ClaimSpec, ...] = ()
     coverage: tuple[Item, ...] = ()
+    extended: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         names = [e.name for e in self.experiments]
         if len(set(names)) != len(names):
             raise ValueError(f"paper {self.name!r} declares experiments with the same name: {names}")
+        if len(set(self.extended)) != len(self.extended):
+            raise ValueError(f"paper {self.name!r} names an extended result twice: {list(self.extended)}")
         for spec in self.claims:
             if isinstance(spec, Compare | Best):
                 arms = (spec.arm, spec.other) if isinstance(spec, Compare) else (spec.arm, *spec.others)
@@ -642,13 +649,27 @@ class Paper:
         raise KeyError(f"paper {self.name!r} has no experiment {name!r}; it has {[e.name for e in self.experiments]}")
 
 
-class _Reads(Mapping[str, Any]):
-    """``results`` as a rule sees them, remembering the names it read (a :class:`Derived` rule names no experiment)."""
+# Where a claim that a main-scope reproduction skipped runs (the shown verdict: 'not run (...)')
+EXTENDED_RUN = "extended experiment: make reproduce-all, or the notebook with extended=True"
 
-    def __init__(self, results: Mapping[str, Any]) -> None:
-        self._results, self.read = results, []
+
+class _Skipped(Exception):
+    """A rule read a result the main scope skips (:attr:`Paper.extended`)."""
+
+
+class _Reads(Mapping[str, Any]):
+    """``results`` as a rule sees them, remembering the names it read (a :class:`Derived` rule names no experiment);
+    reading one of the ``skipped`` names that ``results`` lacks raises :class:`_Skipped`."""
+
+    def __init__(self, results: Mapping[str, Any], skipped: Sequence[str] = ()) -> None:
+        self._results, self._skipped, self.read = results, frozenset(skipped), []
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._results or name in self._skipped
 
     def __getitem__(self, name: str) -> Any:
+        if name not in self._results and name in self._skipped:
+            raise _Skipped(name)
         value = self._results[name]
         if name not in self.read:
             self.read.append(name)
@@ -661,15 +682,29 @@ class _Reads(Mapping[str, Any]):
         return len(self._results)
 
 
-def decide(paper: Paper, results: Mapping[str, Any]) -> list[Claim]:
+class _Unfilled(dict):
+    def __missing__(self, key: str) -> str:
+        return "…"
+
+
+def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> list[Claim]:
     """The paper's declared claims decided on ``results`` (experiment name → :class:`ExperimentResult`, plus any
     named values a :class:`Derived` claim reads), in declaration order. A claim on a tuned experiment gets the
     tuning in its note (:meth:`ExperimentResult.tuning_note`: the compared arms of a :class:`Compare` or
-    :class:`Best`, every tuned arm of each experiment a :class:`Derived` rule read)."""
+    :class:`Best`, every tuned arm of each experiment a :class:`Derived` rule read).
+
+    ``extended=False`` (the main scope): a claim that reads one of :attr:`Paper.extended`'s results, absent from
+    ``results``, is **not run** (its text's placeholders shown as '…'). Any other missing result is an error, also
+    an extended one when ``extended`` is True."""
     out = []
     for spec in paper.claims:
-        reads = _Reads(results)
-        decided = spec.decide(reads) if isinstance(spec, Derived) else spec.outcome(reads)
+        reads = _Reads(results, () if extended else paper.extended)
+        try:
+            decided = spec.decide(reads) if isinstance(spec, Derived) else spec.outcome(reads)
+        except _Skipped:
+            text, note = spec.claim.format_map(_Unfilled()), spec.note.format_map(_Unfilled())
+            out.append(Claim(text, spec.paper, R.not_run(EXTENDED_RUN), note=note, stand_in=spec.stand_in))
+            continue
         outcome, seeds = decided[:2]
         fill = decided[2] if len(decided) > 2 else {}
         text, note = (spec.claim.format(**fill), spec.note.format(**fill)) if fill else (spec.claim, spec.note)

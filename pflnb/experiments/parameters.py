@@ -151,6 +151,7 @@ PARAMETERS: dict[str, Callable[[str, Any], Any]] = {
     "dataset": check_dataset,
     "methods": _optional(check_methods),
     "run_mobilenet": _bool,
+    "extended": _bool,
     "fine_ablations": _optional(_bool),
     "identity_tol": _optional(_nonnegative_float),
 }

@@ -69,16 +69,40 @@ def _error_line(err: BaseException) -> str:
     return " ".join(text.split())[:500]
 
 
+SCOPES = ("all", "main")  # every experiment; the main scope skips each paper's extended ones (Paper.extended)
+
+
+def notebook_parameters_for(notebook: Path, profile: str, scope: str) -> dict[str, Any]:
+    """What papermill passes to ``notebook``: the profile, and ``extended`` (False in the main scope) to the
+    notebooks that declare it."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {SCOPES}, got {scope!r}")
+    params: dict[str, Any] = {"profile": profile}
+    if "extended" in pm.inspect_notebook(str(notebook)):
+        params["extended"] = scope == "all"
+    return params
+
+
 def execute(
-    notebooks: list[Path], profile: str, out: Path, *, progress_bar: bool = True, log_name: str = LOG_NAME
+    notebooks: list[Path],
+    profile: str,
+    out: Path,
+    *,
+    scope: str = "all",
+    progress_bar: bool = True,
+    log_name: str = LOG_NAME,
 ) -> list[NotebookResult]:
     """Execute ``notebooks`` at ``profile`` into ``out`` (one executed copy each) and append to ``out/reproduce.log``;
-    return one :class:`NotebookResult` per notebook (all of them, also after a failure)."""
+    return one :class:`NotebookResult` per notebook (all of them, also after a failure). ``scope="main"`` skips each
+    paper's extended experiments (:func:`notebook_parameters_for`)."""
+    params = {nb: notebook_parameters_for(nb, profile, scope) for nb in notebooks}  # a bad scope fails before any work
     out.mkdir(parents=True, exist_ok=True)
     log = out / log_name
     t_all = time.perf_counter()
     with open(log, "a") as f:
-        f.write(f"== pflnb reproduce --profile {profile}: {time.strftime('%Y-%m-%d %H:%M:%S')}, {code_version()}\n")
+        f.write(
+            f"== pflnb reproduce --profile {profile} --scope {scope}: {time.strftime('%Y-%m-%d %H:%M:%S')}, {code_version()}\n"
+        )
     results = []
     previous = {k: os.environ.get(k) for k in (RUN_LOG_ENV, "MPLBACKEND")}
     os.environ["MPLBACKEND"] = INLINE_BACKEND
@@ -91,7 +115,7 @@ def execute(
             t0, error = time.perf_counter(), ""
             try:
                 pm.execute_notebook(
-                    str(nb), str(out / nb.name), parameters={"profile": profile}, cwd=str(nb.parent), progress_bar=progress_bar
+                    str(nb), str(out / nb.name), parameters=params[nb], cwd=str(nb.parent), progress_bar=progress_bar
                 )
             except Exception as err:  # the notebook failed: log it and go on with the next one
                 error = _error_line(err)

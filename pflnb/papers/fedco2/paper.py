@@ -631,12 +631,14 @@ COVERAGE = (
     ),
 )
 
+# Results only the full reproduction computes (make reproduce-all): the sweeps and analogues added for coverage
 PAPER = Paper(
     "fedco2",
     "Fed-CO2 (Cai, Shi, Huang, Wang; NeurIPS 2023): cooperation of online and offline models",
     EXPERIMENTS,
     CLAIMS,
     COVERAGE,
+    extended=("clients", "label-feature-alpha", "train-ratio", "noise"),
 )
 
 

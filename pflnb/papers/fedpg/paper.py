@@ -664,10 +664,12 @@ COVERAGE = (
     ),
 )
 
+# Results only the full reproduction computes (make reproduce-all): the sweeps and analogues added for coverage
 PAPER = Paper(
     "fedpg",
     "FedPG (Preserving Global Performance in Personalized Federated Learning; anonymous ICCV submission)",
     EXPERIMENTS,
     CLAIMS,
     COVERAGE,
+    extended=("table1_cnn", "ablations_cnn", "fig5_cnn", "fig5_cnn_stats", "table1_scenarios"),
 )

@@ -604,10 +604,12 @@ COVERAGE = (
     ),
 )
 
+# Results only the full reproduction computes (make reproduce-all): the sweeps and analogues added for coverage
 PAPER = Paper(
     "pmixfed",
     "pMixFed: Mixing up Model Coefficients for Efficient Personalized Federated Learning (anonymous ICLR submission)",
     EXPERIMENTS,
     CLAIMS,
     COVERAGE,
+    extended=("table2_mlp15",),
 )
