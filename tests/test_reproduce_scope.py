@@ -11,7 +11,7 @@ from pflnb.experiments.reproduce import notebook_parameters_for
 
 def _notebook(path, parameters: str):
     tags = {"tags": ["parameters"]}
-    cell = {"cell_type": "code", "metadata": tags, "source": parameters, "outputs": [], "execution_count": None}
+    cell = {"id": "p", "cell_type": "code", "metadata": tags, "source": parameters, "outputs": [], "execution_count": None}
     nb = {"cells": [cell], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
     path.write_text(json.dumps({**nb, "nbformat": 4, "nbformat_minor": 5}))
     return path
