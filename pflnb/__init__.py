@@ -13,7 +13,13 @@ CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 DETERMINISTIC_CUBLAS_CONFIGS = (":4096:8", ":16:8")
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)
 
-import torch  # noqa: E402  (after the cuBLAS setting)
+# The CPU kernels' instruction set ($PFLNB_KERNELS, default AVX2 for torch, MKL and oneDNN): read by each library when
+# it first runs a kernel, so it is set here, before torch is imported (pflnb/kernels.py).
+from pflnb import kernels  # noqa: E402
+
+kernels.pin()
+
+import torch  # noqa: E402  (after the cuBLAS and kernel settings)
 
 __version__ = "0.1.0"
 
@@ -34,6 +40,7 @@ def set_threads(n: int | None = None) -> int:
 
 
 set_threads()
+kernels.warn_if_not_honoured()  # one clear message where this CPU (or an earlier torch import) cannot honour the pin
 
 
 def device(name: str | None = None) -> torch.device:

@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pflnb import website
+from pflnb import kernels, website
 from pflnb.algorithms import list_methods
 from pflnb.data import DATASETS, PARTITIONS, DataUnavailable
 from pflnb.experiments import claims as C
@@ -202,6 +202,7 @@ THREAD_ENV = ("PFLNB_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_N
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.threads < 1:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    kernels.require()  # the pinned CPU kernels, or one clear message (PFLNB_KERNELS=native runs on this CPU's own)
     for var in THREAD_ENV:
         os.environ[var] = str(args.threads)
     # executed notebooks get one line per finished sweep, not a stream of redrawn bars (pflnb.progress)
@@ -348,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "site":
                 return _cmd_site(args)
             return _cmd_reproduce_on_backend(args)
-    except (ValueError, FileNotFoundError, ConnectionError, DataUnavailable) as err:
+    except (ValueError, FileNotFoundError, ConnectionError, DataUnavailable, kernels.KernelsNotHonoured) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2
 

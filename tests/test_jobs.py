@@ -41,7 +41,7 @@ class Square(Job):
         return {"x": self.x, "square": self.x * self.x}
 
     def check(self, record, path):
-        if set(record) != {"x", "square"}:
+        if set(record) - {"kernels"} != {"x", "square"}:  # every computed record carries its CPU kernels
             raise ValueError(f"cached record {path} has the wrong shape")
         return record
 
@@ -85,14 +85,22 @@ def test_serial_failures_chain_the_original_exception(tmp_path):
     assert isinstance(info.value.__cause__, ArithmeticError)
 
 
-def test_a_bad_cached_record_names_its_file(tmp_path):
+def test_a_bad_cached_record_among_good_ones_is_set_aside_and_recomputed(tmp_path):
+    from pflnb.experiments.cache import RecordSetAsideWarning
+
     marks = tmp_path / "marks"
     marks.mkdir()
-    job = Square(2, str(marks))
-    job.path(tmp_path).parent.mkdir(parents=True)
-    job.path(tmp_path).write_text('{"x": 2}')
-    with pytest.raises(ValueError, match=rf"{job.path(tmp_path).name} has the wrong shape"):
-        execute([job], Serial(), root=tmp_path, progress=False)
+    jobs = [Square(x, str(marks)) for x in (2, 3, 4)]
+    execute(jobs, Serial(), root=tmp_path, progress=False)
+    bad = jobs[1].path(tmp_path)
+    bad.write_text('{"x": 2}')  # well-formed JSON of the wrong shape
+    with pytest.warns(RecordSetAsideWarning, match=rf"{bad.name} -> .*{bad.name}\.\d{{8}}T\d{{6}}Z\.set-aside.*wrong shape"):
+        records = execute(jobs, Processes(2), root=tmp_path, progress=False)
+    assert [r["square"] for r in records] == [4, 9, 16]  # the sweep went on
+    assert _computed(marks) == [2, 3, 3, 4]  # only the bad one computed again
+    (kept,) = bad.parent.glob(f"{bad.name}.*.set-aside")
+    assert kept.read_text() == '{"x": 2}'  # kept, never deleted
+    assert json.loads(bad.read_text())["square"] == 9  # and the recomputed record cached in its place
 
 
 def _tiny(**kw):

@@ -214,20 +214,25 @@ def test_cli_reports_divergence_with_its_own_exit_status(capsys, tmp_path, monke
 # ---------------------------------------------------------------------------------------------- files
 
 
-def test_bad_cached_records_name_the_file(tmp_path):
+def test_unusable_cached_records_are_set_aside_recomputed_and_listed(tmp_path):
+    from pflnb.experiments.cache import RecordSetAsideWarning
+
     cfg = _tiny(rounds=1)
     rec = run(cfg, root=tmp_path, progress=False)
     path = cache_path(cfg, tmp_path)
     text = path.read_text()
-    path.write_text(text[: len(text) // 2])
-    with pytest.raises(ValueError, match=rf"{path.name} is truncated or not JSON.*--force"):
-        run(cfg, root=tmp_path, progress=False)
-    for bad in ([1, 2], {"key": cfg.key()}, {**rec, "summary": None}, {**rec, "key": "0" * 16}):
-        path.write_text(json.dumps(bad))
-        with pytest.raises(ValueError, match=rf"{path.name} has the wrong shape.*--force"):
-            run(cfg, root=tmp_path, progress=False)
-    assert run(cfg, root=tmp_path, progress=False, force=True)["evals"] == rec["evals"]
-    assert load_record(path, cfg.key())["evals"] == rec["evals"]
+    stale = {**json.loads(text), "kernels": {**rec["kernels"], "mode": "native"}}  # made under other CPU kernels
+    bad_ones = [text[: len(text) // 2], json.dumps([1, 2]), json.dumps({"key": cfg.key()}), json.dumps({**rec, "summary": None})]
+    bad_ones += [json.dumps({**rec, "key": "0" * 16}), json.dumps(stale)]
+    reasons = ["truncated or not JSON", *["wrong shape"] * 4, "made under CPU kernels native, not avx2"]
+    for bad, reason in zip(bad_ones, reasons):
+        path.write_text(bad)
+        with pytest.warns(RecordSetAsideWarning, match=rf"{path.name} -> .*\.set-aside \(cached record .*{reason}"):
+            again = run(cfg, root=tmp_path, progress=False)
+        assert again["evals"] == rec["evals"]  # recomputed, the same numbers
+        assert load_record(path, cfg.key())["evals"] == rec["evals"]
+    kept = sorted(path.parent.glob(f"{path.name}.*.set-aside"))
+    assert sorted(p.read_text() for p in kept) == sorted(bad_ones)  # every bad file kept, never deleted
 
 
 def test_corrupt_gz_data_file_names_the_file(tmp_path):

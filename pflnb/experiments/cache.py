@@ -14,8 +14,10 @@ import json
 import math
 import os
 import tempfile
+import time
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,45 @@ def report_not_cached(done: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> 
         text = f"{len(lost)} finished job(s) were not cached and must be computed again:\n{lines}"
         warnings.warn(text, RecordNotCachedWarning, stacklevel=3)
     return [r for _, r in lost]
+
+
+class RecordSetAsideWarning(UserWarning):
+    """Cached records that could not be used (truncated, malformed, made under other CPU kernels) were moved aside
+    and recomputed."""
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A cached record moved aside: where it was, where it is now, why, and the job it belonged to."""
+
+    path: Path
+    moved: Path
+    reason: str
+    about: dict[str, Any]
+
+
+SET_ASIDE = ".set-aside"  # the suffix of a record moved aside; records never end in it, so nothing reads it back
+
+
+def move_aside(path: Path | str) -> Path:
+    """Move the cached record ``path`` to ``<name>.<UTC time>[.<n>].set-aside`` in the same folder (kept for
+    inspection, never deleted; no job reads it) and return the new path."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target, n = path.with_name(f"{path.name}.{stamp}{SET_ASIDE}"), 1
+    while target.exists():
+        target, n = path.with_name(f"{path.name}.{stamp}.{n}{SET_ASIDE}"), n + 1
+    os.replace(path, target)
+    return target
+
+
+def report_set_aside(moved: Iterable[SetAside]) -> None:
+    """One warning at the end of a sweep listing every record moved aside and recomputed (nothing when none was)."""
+    moved = list(moved)
+    if moved:
+        lines = "\n".join(f"  {m.about['method']} seed {m.about['seed']}: {m.path} -> {m.moved} ({m.reason})" for m in moved)
+        text = f"{len(moved)} cached record(s) could not be used; each was moved aside (kept) and recomputed:\n{lines}"
+        warnings.warn(text, RecordSetAsideWarning, stacklevel=3)
 
 
 RUN_LOG_ENV = "PFLNB_RUN_LOG"  # a file to which every job appends one JSON line (pflnb reproduce's log reads it)

@@ -33,13 +33,17 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import pflnb
+from pflnb import kernels
 from pflnb.experiments import ray_backend
 from pflnb.experiments.cache import (
     RecordNotCachedWarning,
+    SetAside,
     check_results_root,
     log_event,
+    move_aside,
     not_cached_reason,
     report_not_cached,
+    report_set_aside,
     results_root,
 )
 from pflnb.experiments.jobs import Job, thread_limits
@@ -52,7 +56,9 @@ def compute(job: Job, root: Path, progress: bool = False) -> Outcome:
     """Compute one job with its thread count; the record, or the traceback of what it raised."""
     try:
         with thread_limits(job.threads):
-            return {"ok": True, "record": job.compute(root, progress)}
+            record = job.compute(root, progress)
+        record["kernels"] = kernels.describe()  # where it ran: the CPU, torch's kernels in use, the pinned settings
+        return {"ok": True, "record": record}
     except Exception as err:
         return {"ok": False, "error": traceback.format_exc(), "exception": err}
 
@@ -315,8 +321,11 @@ def execute(
     ``cache=False`` neither reads nor writes the cache; ``force`` recomputes (and overwrites) cached jobs and drops
     what an interrupted job left to resume from. A bad job (:meth:`~pflnb.experiments.jobs.Job.validate`), an
     executor that cannot run them, or a results folder that cannot be written stops everything before the first job
-    starts. A job that raises does not stop the others: at the end :class:`JobsFailed` lists every failure (chained
-    from the first one's exception when it ran in this process). A record that could not be written is returned
+    starts. A cached record that cannot be read (truncated, malformed, or made under other CPU kernels) does not stop
+    the sweep: it is moved aside (kept, never deleted: :func:`~pflnb.experiments.cache.move_aside`), recomputed, and
+    one RecordSetAsideWarning at the end lists each with where it was moved. A job that raises does not stop the
+    others: at the end :class:`JobsFailed` lists every failure (chained from the first one's exception when it ran in
+    this process). A record that could not be written is returned
     with ``not_cached`` set, and one RecordNotCachedWarning lists them all.
     """
     jobs = list(jobs)
@@ -326,22 +335,35 @@ def execute(
     executor.prepare(jobs)
     base = Path(root) if root is not None else results_root()
     paths = [job.path(base) for job in jobs]
-    cached = [cache and not force and job.reads_cache and p.exists() for job, p in zip(jobs, paths)]
+    out: list[dict[str, Any] | None] = [None] * len(jobs)
+    set_aside: list[SetAside] = []
+    for i, (job, path) in enumerate(zip(jobs, paths)):
+        if cache and not force and job.reads_cache and path.exists():
+            try:
+                out[i] = job.load(path)
+            except ValueError as err:  # truncated, malformed or made under other kernels: keep it aside, recompute
+                set_aside.append(SetAside(path, move_aside(path), str(err), job.describe()))
+                log_event("set_aside", job.describe(), path=str(path), moved_to=str(set_aside[-1].moved), reason=str(err))
+    cached = [record is not None for record in out]
     todo = [i for i, hit in enumerate(cached) if not hit]
+    held = [jobs[i].describe() for i in todo if kernels.is_held(getattr(jobs[i], "seed", None))]
+    if held:  # a perturbed reproduction recomputes verdict seeds only: the held (tuning) records must exist
+        raise ValueError(
+            f"{len(held)} job(s) on held seeds ({kernels.HOLD_ENV}) have no record of the default kernels to read, e.g. "
+            f"{held[0]['method']} seed {held[0]['seed']}; run the pinned reproduction first (make reproduce)"
+        )
     if cache:
         for folder in sorted({paths[i].parent for i in todo}):
             check_results_root(folder)  # every result can be kept: checked before the first job starts
     if force:
         for i in todo:
             jobs[i].discard_partial(base)
-    out: list[dict[str, Any] | None] = [None] * len(jobs)
     failures: list[dict[str, Any]] = []
     first_error: BaseException | None = None
     single = len(todo) == 1 and len(jobs) == 1
     with tqdm(total=len(jobs), desc=desc or executor.desc, disable=not progress or single) as bar:
         for i, hit in enumerate(cached):
             if hit:
-                out[i] = jobs[i].load(paths[i])
                 log_event("loaded", jobs[i].describe())
                 bar.update()
         for i, outcome in executor.outcomes([jobs[i] for i in todo], base, progress and single):
@@ -365,6 +387,7 @@ def execute(
             bar.set_postfix(method=about["method"], seed=about["seed"], **({"failed": len(failures)} if failures else {}))
             bar.update()
     report_not_cached([(jobs[i].describe(), r) for i, r in enumerate(out) if r is not None])
+    report_set_aside(set_aside)
     if failures:
         raise JobsFailed(sorted(failures, key=lambda f: f["index"]), out) from first_error
     return out  # type: ignore[return-value]

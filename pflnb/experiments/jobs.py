@@ -25,6 +25,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import pflnb
+from pflnb import kernels
 from pflnb.algorithms import make_algorithm
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.experiments.cache import read_json, read_torch, remove, results_root, write_json_atomic, write_torch_atomic
@@ -101,12 +102,23 @@ class Job:
         return self.suffix.split(".")[-1] == "pt"
 
     def path(self, root: Path | str | None = None) -> Path:
-        """The record's cache file."""
-        return Path(root or results_root()) / self.profile / f"{self.label()}-{self.key()}.{self.suffix}"
+        """The record's cache file (under the profile's folder for this process's CPU kernels,
+        :func:`pflnb.kernels.cache_folder`)."""
+        folder = kernels.cache_folder(self.profile, getattr(self, "seed", None))
+        return Path(root or results_root()) / folder / f"{self.label()}-{self.key()}.{self.suffix}"
 
     def load(self, path: Path) -> dict[str, Any]:
-        """The cached record, checked (:meth:`check`)."""
-        return self.check(read_torch(path) if self.torch_format else read_json(path), path)
+        """The cached record, checked (:meth:`check`) and made under this process's kernel mode (else
+        :class:`StaleRecord`)."""
+        record = self.check(read_torch(path) if self.torch_format else read_json(path), path)
+        made = (record.get("kernels") or {}).get("mode") if isinstance(record.get("kernels"), dict) else None
+        expected = kernels.record_mode(getattr(self, "seed", None))
+        if made != expected:
+            raise StaleRecord(
+                f"cached record {path} was made under CPU kernels {made or 'not recorded (before they were pinned)'}, "
+                f"not {expected} ({kernels.ENV})"
+            )
+        return record
 
     def check(self, record: Any, path: Path) -> dict[str, Any]:
         """``record`` when it has the shape this job writes; else ValueError naming ``path`` and the fix."""
@@ -124,6 +136,12 @@ class Job:
 
 
 FIX = "delete it or re-run with --force (force=True)"
+
+
+class StaleRecord(ValueError):
+    """A cached record that is well formed but was computed under other CPU kernels than this process pins."""
+
+
 TRANSIENT = ("final", "not_cached")  # in a returned record, never in the cache
 
 

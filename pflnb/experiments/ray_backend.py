@@ -26,6 +26,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from pflnb import kernels
+
 BACKENDS = ("local", "ray")
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "resources")
 DEFAULT_MAX_RETRIES = 2
@@ -99,6 +101,15 @@ def _machine_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def kernel_env() -> dict[str, Any]:
+    """The runtime environment every Ray worker gets: the pinned CPU kernels' variables (:mod:`pflnb.kernels`), which
+    a worker on another node does not inherit from this process, and the mode with its held seeds."""
+    env = {**kernels.settings(), kernels.ENV: kernels.mode()}
+    if os.environ.get(kernels.HOLD_ENV):
+        env[kernels.HOLD_ENV] = os.environ[kernels.HOLD_ENV]
+    return {"env_vars": env}
+
+
 def connect(address: str | None = None, num_cpus: int | None = None) -> None:
     """Join the Ray cluster at ``address`` (``auto``, ``host:port``, ``ray://...``), or start a local instance.
 
@@ -123,6 +134,7 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
         # Ray lowers its workers' priority by 15 (nice), so that next to other jobs on the cores the runs would get
         # less than their share; the local instance's workers keep this process's priority, like local worker processes.
         kwargs = {"num_cpus": num_cpus or _machine_cpus(), "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
+    kwargs["runtime_env"] = kernel_env()
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
             ray.init(logging_level=logging.WARNING, **kwargs)
@@ -188,7 +200,7 @@ def _join(ray: Any, address: str) -> None:
     to join raises :func:`cannot_connect` instead of Ray's own traceback."""
     wait_reachable(address, connect_timeout())
     try:
-        ray.init(address=address, logging_level=logging.WARNING)
+        ray.init(address=address, logging_level=logging.WARNING, runtime_env=kernel_env())
     except (ConnectionError, TimeoutError, RuntimeError) as err:
         raise cannot_connect(address, str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__) from None
 

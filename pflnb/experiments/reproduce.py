@@ -40,12 +40,15 @@ class NotebookResult:
     not_cached: int = 0
     error: str = ""
     failed_runs: list[dict[str, Any]] = field(default_factory=list)
+    set_aside: list[dict[str, Any]] = field(default_factory=list)
 
     def line(self) -> str:
         """The notebook's line in the log."""
         runs = f"runs: {self.computed} computed, {self.loaded} loaded from the cache"
         if self.not_cached:
             runs += f", {self.not_cached} not cached (disk?)"
+        if self.set_aside:
+            runs += f", {len(self.set_aside)} unusable cached record(s) moved aside and recomputed"
         status = "ok" if self.ok else "FAILED"
         return f"{self.name}: {status} in {self.seconds:.0f} s; {runs}" + (f"; error: {self.error}" if self.error else "")
 
@@ -131,6 +134,7 @@ def execute(
                 not_cached=sum(bool(e.get("not_cached")) for e in events),
                 error=error,
                 failed_runs=[e for e in events if e["event"] == "failed"],
+                set_aside=[e for e in events if e["event"] == "set_aside"],
             )
             results.append(res)
             with open(log, "a") as f:
@@ -138,6 +142,8 @@ def execute(
                 for e in res.failed_runs:
                     f.write(f"  failed run {e['method']} seed {e['seed']} (key {e['key']}): {e.get('error', '')}\n")
                     f.write(f"    config: {json.dumps(e.get('config', {}), sort_keys=True)}\n")
+                for e in res.set_aside:
+                    f.write(f"  set aside {e['method']} seed {e['seed']}: {e['path']} -> {e['moved_to']} ({e['reason']})\n")
     finally:
         for k, v in previous.items():
             if v is None:
@@ -145,10 +151,17 @@ def execute(
             else:
                 os.environ[k] = v
     failed = [r.name for r in results if not r.ok]
+    aside = [e for r in results for e in r.set_aside]
     with open(log, "a") as f:
         f.write(
             f"done: {len(results)} notebook(s), {len(failed)} failed{' (' + ', '.join(failed) + ')' if failed else ''}, "
             f"{sum(r.computed for r in results)} runs computed, {sum(r.loaded for r in results)} loaded, "
             f"in {time.perf_counter() - t_all:.0f} s\n"
         )
+        if aside:
+            f.write(f"records moved aside and recomputed ({len(aside)}): kept where listed, never deleted\n")
+            for e in aside:
+                f.write(f"  {e['path']} -> {e['moved_to']}: {e['reason']}\n")
+    if aside:
+        print(f"[pflnb] {len(aside)} unusable cached record(s) were moved aside and recomputed; see {log}", flush=True)
     return results
