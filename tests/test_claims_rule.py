@@ -45,7 +45,7 @@ def test_t_interval_matches_the_t_table():
         (-3.0, 0.5, 0.0, C.CONTRADICTED),
         (1.0, 0.2, 3.0, C.CONTRADICTED),  # smaller than claimed
         (4.0, 0.2, 3.0, C.REPRODUCED),
-        (2.0, 1.0, 3.0, C.REPRODUCED),  # above 0, not entirely below δ
+        (2.0, 1.0, 3.0, C.INCONCLUSIVE),  # above 0, but the claimed size δ not shown
     ],
 )
 def test_comparative_rule(mean, sd, margin, expected):
@@ -58,6 +58,8 @@ def test_comparative_rule(mean, sd, margin, expected):
         assert out.label == "inconclusive (3 seeds)" and "[" in out.ours  # the interval is always shown
     if margin and expected == C.CONTRADICTED:
         assert "smaller than claimed" in out.label
+    if margin and expected == C.INCONCLUSIVE:
+        assert out.detail == "above 0, the claimed size δ = 3 not shown"
 
 
 def test_one_seed_is_inconclusive_whatever_its_size():
@@ -105,12 +107,29 @@ def test_a_diverged_run_is_never_a_number():
     assert out.verdict == C.DIVERGED
 
 
-def test_best_compares_with_the_strongest_competitor():
+def test_best_compares_with_the_competitor_strongest_on_validation_never_on_test():
     a, weak = pair(diffs(10.0, 0.5))
-    strong = {s: a[s] + 0.002 * (s - 1) for s in a}  # as good as A up to noise
-    out = C.best(a, {"weak": weak, "strong": strong}, name="A")
-    assert "strong" in out.ours and out.verdict == C.INCONCLUSIVE
-    assert C.best(a, {"weak": weak}, name="A").verdict == C.REPRODUCED
+    strong = {s: a[s] + 0.002 * (s - 1) for s in a}  # as good as A up to noise on test
+    # on validation the weak one looks stronger: the choice follows validation, so A is compared with "weak"
+    val = {"weak": {0: 0.9, 1: 0.9, 2: 0.9}, "strong": {0: 0.1, 1: 0.1, 2: 0.1}}
+    out = C.best(a, {"weak": weak, "strong": strong}, select=val, name="A")
+    assert "vs strongest competitor weak (chosen on validation)" in out.ours and out.verdict == C.REPRODUCED
+    val = {"weak": {0: 0.1, 1: 0.1, 2: 0.1}, "strong": {0: 0.9, 1: 0.9, 2: 0.9}}
+    out = C.best(a, {"weak": weak, "strong": strong}, select=val, name="A")
+    assert "strong (chosen on validation)" in out.ours and out.verdict == C.INCONCLUSIVE
+    with pytest.raises(TypeError):
+        C.best(a, {"weak": weak}, name="A")  # no default: every caller says what it chooses on
+    with pytest.raises(ValueError, match="missing \\['strong'\\]"):
+        C.best(a, {"weak": weak, "strong": strong}, select={"weak": weak}, name="A")
+
+
+def test_best_without_a_validation_counterpart_must_beat_every_competitor():
+    a, weak = pair(diffs(10.0, 0.5))
+    strong = {s: a[s] + 0.002 * (s - 1) for s in a}
+    out = C.best(a, {"weak": weak, "strong": strong}, select=None, name="A")
+    assert out.verdict == C.PARTIAL and "against every competitor" in out.ours  # beats weak, not shown against strong
+    assert [k for k, _ in out.parts] == ["vs weak", "vs strong"]
+    assert C.best(a, {"weak": weak}, select=None, name="A").verdict == C.REPRODUCED
 
 
 def test_value_claims_against_a_tolerance():
@@ -133,18 +152,138 @@ def test_identities_and_checks():
         C.check(True, "x", criterion="")
 
 
-def test_parts():
-    rep, con, inc = C.identity(0, 1), C.identity(1, 0.5), C.Outcome(C.INCONCLUSIVE, "x")
-    assert C.parts(a=rep, b=rep).verdict == C.REPRODUCED
-    whole = C.parts(a=rep, b=con)
-    assert whole.verdict == C.PARTIAL and "a: reproduced" in whole.ours and "b: contradicted" in whole.ours
-    assert C.parts(a=con, b=inc).verdict == C.CONTRADICTED
-    assert C.parts(a=inc, b=inc).verdict == C.INCONCLUSIVE
-    nt = C.not_testable("needs 2,000 rounds")
-    assert C.parts(a=nt, b=nt).verdict == C.NOT_TESTABLE
-    assert C.parts(a=rep, b=nt).verdict == C.PARTIAL
+def test_holm_adjusted_p_values_match_the_step_down_by_hand():
+    # sorted 0.01 < 0.02 < 0.04 < 0.3: (4·0.01, 3·0.02, 2·0.04, 1·0.3) = (0.04, 0.06, 0.08, 0.3), made monotone
+    assert C.holm([0.04, 0.3, 0.01, 0.02]) == pytest.approx([0.08, 0.3, 0.04, 0.06])
+    assert C.holm([0.5, 0.5]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert C.holm([0.2, 0.01]) == pytest.approx([0.2, 0.02])  # monotone: never below an earlier step
+
+
+def _out(verdict, p=None):
+    return C.Outcome(verdict, verdict, p_against=p)
+
+
+REP, INC, DIV = _out(C.REPRODUCED, 0.9), _out(C.INCONCLUSIVE, 0.3), _out(C.DIVERGED)
+NT, NR = C.not_testable("needs 2,000 rounds"), C.not_run("make reproduce-all")
+CON = _out(C.CONTRADICTED, 0.001)  # survives Holm over any few parts
+WEAK = _out(C.CONTRADICTED, 0.04)  # contradicted alone (0.04 ≤ 0.05), not after Holm over 2+ tested parts
+
+
+@pytest.mark.parametrize(
+    "parts, whole",
+    [
+        ((NT, NT), C.NOT_TESTABLE),  # every part not testable
+        ((NT, NR), C.NOT_RUN),  # ... or not run
+        ((REP, CON), C.CONTRADICTED),  # a part contradicted after Holm: whatever else holds
+        ((INC, CON, REP), C.CONTRADICTED),
+        ((REP, REP), C.REPRODUCED),  # every part reproduced
+        ((REP, REP, REP), C.REPRODUCED),
+        ((REP, INC), C.PARTIAL),  # some hold, none contradicted
+        ((REP, NT), C.PARTIAL),  # a part that cannot be tested does not hold
+        ((REP, WEAK), C.PARTIAL),  # a contradiction that does not survive Holm's correction is no contradiction
+        ((DIV, INC), C.DIVERGED),  # none holds, none contradicted, one diverged
+        ((INC, INC), C.INCONCLUSIVE),
+        ((INC, WEAK), C.INCONCLUSIVE),
+    ],
+)
+def test_parts_truth_table(parts, whole):
+    out = C.parts(**{f"p{i}": o for i, o in enumerate(parts)})
+    assert out.verdict == whole
+    assert [k for k, _ in out.parts] == [f"p{i}" for i in range(len(parts))]  # every part stays visible
+
+
+def test_parts_keep_their_verdicts_and_say_when_holm_demotes_one():
+    whole = C.parts(a=REP, b=WEAK)
+    shown = dict(whole.parts)
+    assert shown["a"].verdict == C.REPRODUCED and shown["b"].verdict == C.INCONCLUSIVE
+    assert "b: inconclusive" in whole.ours and "contradicted alone, not after Holm over 2 parts" in shown["b"].detail
+    assert C.parts(a=NT, b=WEAK).verdict == C.CONTRADICTED  # one tested part: no correction, 0.04 ≤ 0.05
+    assert C.parts(a=CON, b=INC).label == "contradicted (by part)"
     with pytest.raises(ValueError):
-        C.parts(a=rep)
+        C.parts(a=REP)
+
+
+def test_a_real_three_part_claim_is_corrected_for_its_parts():
+    # each part's difference has a one-sided p of about 0.03: contradicted alone, not after Holm over 3 parts
+    d = np.array([-2.0, -0.8, -1.2])
+    alone = C.compare(*pair(d))
+    assert alone.verdict == C.CONTRADICTED and 0.0167 < alone.p_against < 0.05
+    assert C.parts(a=alone, b=alone).verdict == C.INCONCLUSIVE  # Holm: 2·p > 0.05 for the smallest of two
+    assert C.parts(a=alone, b=alone, c=alone).verdict == C.INCONCLUSIVE  # ... and 3·p over three
+    mixed = C.parts(a=alone, b=C.compare(*pair(diffs(0.5, 3.0))), c=C.compare(*pair(diffs(0.4, 3.0))))
+    assert mixed.verdict == C.INCONCLUSIVE and dict(mixed.parts)["a"].verdict == C.INCONCLUSIVE
+
+
+def test_p_against_is_the_one_sided_t_test_of_the_contradiction():
+    from scipy import stats
+
+    d = np.array([-2.0, -0.5, -1.1, 0.3])
+    out = C.compare(*pair(d))
+    t = d.mean() / (d.std(ddof=1) / math.sqrt(4))
+    assert out.p_against == pytest.approx(stats.t.cdf(t, 3))
+    sized = C.compare(*pair(diffs(2.0, 1.0)), margin=3.0)  # against the claimed size: is the effect below 3?
+    assert sized.p_against == pytest.approx(stats.t.cdf((2.0 - 3.0) / (1.0 / math.sqrt(3)), 2))
+    lower = C.compare(*pair(diffs(2.0, 1.0)), higher=False)  # claimed lower, measured +2: strong evidence against
+    assert lower.p_against == pytest.approx(stats.t.cdf(-2.0 / (1.0 / math.sqrt(3)), 2))
+
+
+@pytest.mark.parametrize(
+    "verdicts, k, whole",
+    [
+        ((REP, REP, INC), 2, C.REPRODUCED),
+        ((REP, INC, INC), 2, C.INCONCLUSIVE),
+        ((REP, CON, CON), 2, C.CONTRADICTED),  # 2 of 3 contradicted: fewer than 2 can hold
+        ((REP, CON, INC), 2, C.INCONCLUSIVE),
+        ((REP, NT, NT), 2, C.NOT_TESTABLE),
+    ],
+)
+def test_in_most_cases(verdicts, k, whole):
+    assert C.most(k, **{f"c{i}": o for i, o in enumerate(verdicts)}).verdict == whole
+
+
+def test_equivalence_by_two_one_sided_tests():
+    from scipy import stats
+
+    half = stats.t.ppf(0.95, 2) * 0.5 / math.sqrt(3)  # the 90 % half-width of diffs(·, 0.5)
+    inside = C.equivalent(*pair(diffs(0.5, 0.5)), margin=0.5 + half + 0.01)
+    assert inside.verdict == C.REPRODUCED and "TOST" in inside.ours
+    assert C.equivalent(*pair(diffs(0.5, 0.5)), margin=0.5 + half - 0.01).verdict == C.INCONCLUSIVE
+    outside = C.equivalent(*pair(diffs(-4.0, 0.5)), margin=2.0)
+    assert outside.verdict == C.CONTRADICTED and outside.detail == "differs by more than ±2"
+    assert C.equivalent(*pair(diffs(0.0, 5.0)), margin=2.0).verdict == C.INCONCLUSIVE  # noisy: cannot tell
+    with pytest.raises(ValueError, match="equivalence margin"):
+        C.equivalent(*pair(diffs(0.0, 1.0)), margin=0)
+
+
+def test_an_arm_below_the_floor_makes_the_claim_not_testable():
+    a, b = pair(diffs(47.7, 0.5), base=0.13)  # B at 13 %, A at 61 %, 10 classes
+    with C.floor(C.Floor(chance=0.1)):
+        out = C.compare(a, b, names=("FedFac", "FedAvg"))
+        assert out.verdict == C.NOT_TESTABLE
+        assert out.label == "not testable at this scale (FedAvg did not train (14.0 %, chance 10.0 %))"
+        assert C.trained(FedAvg=b).detail == "FedAvg did not train (14.0 %, chance 10.0 %)"
+        assert C.trained(FedFac=a) is None
+        other_units = C.compare(a, b, scale=1.0, unit="loss")  # not accuracies: no floor
+        assert other_units.verdict != C.NOT_TESTABLE
+        above = C.compare(*pair(diffs(5.0, 0.5), base=0.16))  # 16 % and 21 %: above 10 + 5
+        assert above.verdict == C.REPRODUCED
+    assert C.compare(a, b).verdict == C.REPRODUCED  # without a floor (the failure is the paper's claim): decided
+    with pytest.raises(ValueError):
+        C.Floor(chance=1.5)
+
+
+def test_where_the_papers_effect_lies_against_our_interval():
+    out = C.compare(*pair(diffs(2.0, 0.5)))
+    lo, hi = out.interval.lo, out.interval.hi
+    assert C.effect_position(out, 2.0) == "inside"
+    assert C.effect_position(out, hi + 0.01) == "above" and C.effect_position(out, lo - 0.01) == "below"
+    assert C.effect_text(2.58, out) == ("+2.58", "inside")
+    whole = C.parts(x=out, y=C.compare(*pair(diffs(-3.0, 0.5))))
+    assert C.effect_text({"x": 9.0, "y": -3.0}, whole) == ("x: +9.00; y: -3.00", "x: above; y: inside")
+    assert C.effect_text(None, out) == ("", "")
+    assert C.effect_position(C.not_testable("no"), 1.0) == ""
+    with pytest.raises(ValueError, match="parts \\['z'\\]"):
+        C.effect_text({"z": 1.0}, whole)
 
 
 def test_an_inconclusive_claim_in_parts_shows_its_seeds():
@@ -221,13 +360,14 @@ def test_the_stand_in_column_round_trips_and_old_csvs_still_read(tmp_path):
         code="pflnb 9.9 @ 0123456789ab",
     )
     raw = pd.read_csv(path, keep_default_na=False, dtype=str)
-    assert list(raw.columns) == [*C.COLUMNS, C.CODE] and list(raw.columns[-2:]) == ["stand_in", "code"]
+    assert list(raw.columns) == [*C.COLUMNS, C.KERNELS, C.CODE] and list(raw.columns[-2:]) == ["kernels", "code"]
+    assert set(raw[C.KERNELS]) == {C.kernels_version()} and C.read_kernels(path) == C.kernels_version()
     table, code = C.read_claims(path)
     assert list(table.columns) == C.COLUMNS and code == "pflnb 9.9 @ 0123456789ab"
     assert table.stand_in.tolist() == [why, ""] and table.verdict.tolist() == ["reproduced (stand-in)", "reproduced"]
-    raw.drop(columns="stand_in").to_csv(path, index=False)  # a CSV written before the column existed
+    raw.drop(columns=list(C.OPTIONAL)).to_csv(path, index=False)  # a CSV written before those columns existed
     old, _ = C.read_claims(path)
-    assert list(old.columns) == C.COLUMNS and old.stand_in.tolist() == ["", ""]
+    assert list(old.columns) == C.COLUMNS and old.stand_in.tolist() == ["", ""] and set(old.source) == {"paper"}
 
 
 def test_the_ledger_marks_stand_ins(tmp_path, capsys):

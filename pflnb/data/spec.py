@@ -17,6 +17,8 @@ DATASETS = (
     "office-caltech10",
     "domainnet10",
 )
+# Classes of each dataset: what chance accuracy (1 / classes) and the floor for arms that did not train are read from
+NUM_CLASSES = {d: 10 for d in DATASETS} | {"cifar100": 100}
 PARTITIONS = ("iid", "dirichlet", "pathological", "by-domain", "domain-dirichlet")
 
 

@@ -25,10 +25,12 @@ Every claim a paper notebook tests is decided here, by the kind of claim it is:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +48,7 @@ DIVERGED = "diverged"
 NOT_RUN = "not run"
 VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, PARTIAL, NOT_TESTABLE, DIVERGED, NOT_RUN)
 LEVEL = 0.90  # two-sided confidence level of every interval
+ALPHA = (1 - LEVEL) / 2  # the one-sided level that matches it: an interval beyond a bound ⇔ a one-sided p ≤ ALPHA
 
 Values = Mapping[int, float] | Sequence[float] | np.ndarray
 
@@ -135,6 +138,7 @@ class Outcome:
     interval: Interval | None = None
     detail: str = ""
     parts: tuple[tuple[str, Outcome], ...] = ()
+    p_against: float | None = None  # one-sided p-value of the test that contradicts the claim (None: no such test)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -169,6 +173,80 @@ def _diverged(*values: Values) -> bool:
     return any(not np.all(np.isfinite(list(_as_seed_map(v, "v").values()))) for v in values)
 
 
+# ---- arms that did not train ---------------------------------------------------------------------------------------
+
+FLOOR_MARGIN = 5.0  # points above chance: an arm whose mean accuracy stays below chance + this did not train
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The one rule for arms that did not train: mean accuracy over the seeds below chance (1 / classes) plus
+    :data:`FLOOR_MARGIN` points. :func:`decide <pflnb.experiments.paper.decide>` sets it for each claim from the
+    experiments the claim reads (:func:`floor`)."""
+
+    chance: float  # as a fraction
+    margin: float = FLOOR_MARGIN  # in points
+
+    def __post_init__(self) -> None:
+        if not 0 < self.chance < 1 or not self.margin >= 0:
+            raise ValueError(f"a floor needs 0 < chance < 1 and margin >= 0, got {self.chance}, {self.margin}")
+
+    @property
+    def points(self) -> float:
+        """The floor in percentage points."""
+        return 100 * self.chance + self.margin
+
+
+_FLOOR: contextvars.ContextVar[Floor | None] = contextvars.ContextVar("pflnb_floor", default=None)
+
+
+@contextlib.contextmanager
+def floor(rule: Floor | None) -> Iterator[None]:
+    """Within the block, accuracy comparisons check each side against ``rule`` (None: no floor, e.g. for a claim
+    whose statement is the failure itself)."""
+    token = _FLOOR.set(rule)
+    try:
+        yield
+    finally:
+        _FLOOR.reset(token)
+
+
+def did_not_train(name: str, values: Values, scale: float = 100.0) -> str:
+    """'<name> did not train (<acc> %, chance <c> %)' when the floor in effect marks the arm failed, else ''."""
+    rule = _FLOOR.get()
+    if rule is None:
+        return ""
+    v = np.array(list(_as_seed_map(values, name).values()), dtype=float) * scale
+    if not np.all(np.isfinite(v)):
+        return ""
+    mean = float(v.mean())
+    return f"{name} did not train ({mean:.1f} %, chance {100 * rule.chance:.1f} %)" if mean < rule.points else ""
+
+
+def trained(**arms: Values) -> Outcome | None:
+    """For a rule that reads an arm's accuracy without comparing it directly (a share of clients above the arm, a
+    gap): **not testable** naming the first arm below the floor in effect, or None when every arm trained."""
+    for name, values in arms.items():
+        why = did_not_train(name, values)
+        if why:
+            return not_testable(why)
+    return None
+
+
+# ---- comparative claims --------------------------------------------------------------------------------------------
+
+
+def _p_below(iv: Interval, bound: float) -> float | None:
+    """One-sided p-value of 'the mean lies below ``bound``' from the interval's t statistic (None with one value)."""
+    if iv.n < 2:
+        return None
+    half = iv.hi - iv.mean
+    se = half / float(stats.t.ppf(0.5 + iv.level / 2, iv.n - 1))
+    if se == 0:
+        return 0.0 if iv.mean < bound else 1.0
+    return float(stats.t.cdf((iv.mean - bound) / se, iv.n - 1))
+
+
 def compare(
     a: Values,
     b: Values,
@@ -179,48 +257,119 @@ def compare(
     names: tuple[str, str] = ("A", "B"),
     unit: str = "points",
     level: float = LEVEL,
+    accuracy: bool | None = None,
 ) -> Outcome:
     """Comparative claim 'A beats B (by ``margin``)' from per-seed paired differences and their t-interval.
 
     ``a`` and ``b`` are per-seed values ({seed: value} or sequences aligned by seed), scaled by ``scale`` (fractions →
-    percentage points by default); ``margin`` δ ≥ 0 is in scaled units. ``higher=False`` claims A is *lower* than B
-    (errors, times). A NaN value (a diverged run) makes the claim 'diverged'.
+    percentage points by default); ``margin`` δ ≥ 0 is in scaled units: a claim the paper states with a size is
+    reproduced only when the interval lies above δ, contradicted ("smaller than claimed") when it lies below δ.
+    ``higher=False`` claims A is *lower* than B (errors, times). A NaN value (a diverged run) makes the claim
+    'diverged'. ``accuracy`` (default: values in percentage points of a fraction, the default scale and unit): each
+    side is checked against the floor in effect (:func:`floor`); an arm below it makes the claim not testable.
     """
     if margin < 0 or not math.isfinite(margin):
         raise ValueError(f"margin must be a finite number >= 0, got {margin}")
     na, nb = names
     if _diverged(a, b):
         return Outcome(DIVERGED, f"{na} vs {nb}: a run diverged", detail="a run diverged")
+    if accuracy is None:
+        accuracy = scale == 100.0 and unit == "points"
+    if accuracy:
+        for name, values in ((na, a), (nb, b)):
+            why = did_not_train(name, values, scale)
+            if why:
+                return Outcome(NOT_TESTABLE, f"{na} {_mean_sd(a, scale, unit)} vs {nb} {_mean_sd(b, scale, unit)}", detail=why)
     shown = t_interval(paired_differences(a, b) * scale, level, _digits(scale, unit))  # A − B, as measured
     # the interval on the claimed side: A − B when A is claimed higher, B − A when claimed lower
-    c_lo, c_hi = (shown.lo, shown.hi) if higher else (-shown.hi, -shown.lo)
-    iv = shown
+    claimed = shown if higher else Interval(-shown.mean, -shown.hi, -shown.lo, shown.n, shown.level, shown.digits)
     what = f"{na} − {nb}" if higher else f"{na} − {nb} (claimed < 0)"
     ours = f"{na} {_mean_sd(a, scale, unit)} vs {nb} {_mean_sd(b, scale, unit)}; {what} = {shown}{_unit(unit)}"
-    ours += f" ({int(level * 100)} % CI, {_seed_word(iv.n)})" if iv.n > 1 else " (1 seed)"
-    if iv.n < 2:
+    ours += f" ({int(level * 100)} % CI, {_seed_word(shown.n)})" if shown.n > 1 else " (1 seed)"
+    if margin:
+        ours += f"; claimed size δ = {margin:g}{_unit(unit)}"
+    p = _p_below(claimed, margin)
+    if shown.n < 2:
         return Outcome(INCONCLUSIVE, ours, shown, "one seed has no interval")
-    if c_hi < 0:
-        return Outcome(CONTRADICTED, ours, shown, "the opposite holds")
-    if margin > 0 and c_hi < margin:
-        return Outcome(CONTRADICTED, ours, shown, f"smaller than claimed (δ = {margin:g} {unit})")
-    if c_lo > 0:
-        return Outcome(REPRODUCED, ours, shown)
-    return Outcome(INCONCLUSIVE, ours, shown, "the interval contains 0")
+    if claimed.hi < 0:
+        return Outcome(CONTRADICTED, ours, shown, "the opposite holds", p_against=p)
+    if margin > 0 and claimed.hi < margin:
+        return Outcome(CONTRADICTED, ours, shown, f"smaller than claimed (δ = {margin:g} {unit})", p_against=p)
+    if claimed.lo > margin:
+        return Outcome(REPRODUCED, ours, shown, p_against=p)
+    if margin > 0 and claimed.lo > 0:
+        return Outcome(INCONCLUSIVE, ours, shown, f"above 0, the claimed size δ = {margin:g} not shown", p_against=p)
+    return Outcome(INCONCLUSIVE, ours, shown, "the interval contains 0", p_against=p)
+
+
+def equivalent(
+    a: Values,
+    b: Values,
+    *,
+    margin: float,
+    scale: float = 100.0,
+    names: tuple[str, str] = ("A", "B"),
+    unit: str = "points",
+    level: float = LEVEL,
+) -> Outcome:
+    """Equivalence claim 'A ≈ B', 'insensitive to X', 'robust to Y' by two one-sided tests (TOST) on the per-seed paired
+    differences against the equivalence margin ε = ``margin`` (scaled units): **reproduced** when the 90 % interval
+    lies within ±ε (both one-sided tests reject at 5 %), **contradicted** when it lies entirely outside ±ε (a
+    difference larger than ε shown), **inconclusive** otherwise."""
+    if not margin > 0 or not math.isfinite(margin):
+        raise ValueError(f"an equivalence margin must be a finite number > 0, got {margin}")
+    na, nb = names
+    if _diverged(a, b):
+        return Outcome(DIVERGED, f"{na} vs {nb}: a run diverged", detail="a run diverged")
+    iv = t_interval(paired_differences(a, b) * scale, level, _digits(scale, unit))
+    ours = f"{na} {_mean_sd(a, scale, unit)} vs {nb} {_mean_sd(b, scale, unit)}; {na} − {nb} = {iv}{_unit(unit)}"
+    ours += f" vs ±{margin:g} ({int(level * 100)} % CI, {_seed_word(iv.n)}; TOST)" if iv.n > 1 else " (1 seed)"
+    if iv.n < 2:
+        return Outcome(INCONCLUSIVE, ours, iv, "one seed has no interval")
+    below, above = _p_below(iv, -margin), _p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -margin)
+    p = min(x for x in (below, above) if x is not None)
+    if -margin <= iv.lo and iv.hi <= margin:
+        return Outcome(REPRODUCED, ours, iv, p_against=p)
+    if iv.hi < -margin or iv.lo > margin:
+        return Outcome(CONTRADICTED, ours, iv, f"differs by more than ±{margin:g}", p_against=p)
+    return Outcome(INCONCLUSIVE, ours, iv, f"the interval reaches beyond ±{margin:g}", p_against=p)
 
 
 def best(
-    a: Values, others: Mapping[str, Values], *, name: str = "A", higher: bool = True, scale: float = 100.0, **kw: object
+    a: Values,
+    others: Mapping[str, Values],
+    *,
+    select: Mapping[str, Values] | None,
+    name: str = "A",
+    higher: bool = True,
+    scale: float = 100.0,
+    **kw: object,
 ) -> Outcome:
-    """Ranking claim 'A is best': A against its strongest competitor (best mean) under :func:`compare`."""
+    """Ranking claim 'A is best': A against its strongest competitor under :func:`compare`.
+
+    The strongest competitor is chosen on ``select`` (competitor → per-seed *validation* values, higher is stronger),
+    never on the values compared (test data): a test fails if this reads ``others``. ``select=None`` where no
+    validation counterpart exists: A against every competitor, a conjunction (:func:`parts`: reproduced only when A
+    beats each one)."""
     if not others:
         raise ValueError("best() needs at least one competitor")
-    means = {k: float(np.mean(list(_as_seed_map(v, k).values()))) for k, v in others.items()}
+    if select is None:
+        if len(others) == 1:
+            ((k, v),) = others.items()
+            return compare(a, v, higher=higher, scale=scale, names=(name, k), **kw)  # type: ignore[arg-type]
+        each = {f"vs {k}": compare(a, v, higher=higher, scale=scale, names=(name, k), **kw) for k, v in others.items()}  # type: ignore[arg-type]
+        out = parts(**each)
+        return replace(out, ours=f"against every competitor (no validation counterpart): {out.ours}")
+    missing = sorted(set(others) - set(select))
+    if missing:
+        raise ValueError(f"best() needs a validation value of every competitor; missing {missing}")
+    means = {k: float(np.mean(list(_as_seed_map(select[k], k).values()))) for k in others}
     finite = {k: m for k, m in means.items() if math.isfinite(m)}
     pool = finite or means
-    strongest = max(pool, key=pool.get) if higher else min(pool, key=pool.get)
+    strongest = max(pool, key=pool.get)
     out = compare(a, others[strongest], higher=higher, scale=scale, names=(name, strongest), **kw)  # type: ignore[arg-type]
-    return Outcome(out.verdict, f"vs strongest competitor {strongest}: {out.ours}", out.interval, out.detail)
+    chosen = f"vs strongest competitor {strongest} (chosen on validation)"
+    return replace(out, ours=f"{chosen}: {out.ours}")
 
 
 def residual_text(residual: float, tol: float | None = None) -> str:
@@ -260,7 +409,12 @@ def identity(residual: float, tol: float, *, what: str = "max |residual|") -> Ou
     ours = f"{what} {'' if shown.startswith('≤') else '= '}{shown} (tolerance {tol:.0e})"
     if not math.isfinite(r):
         return Outcome(DIVERGED, ours, detail="non-finite residual")
-    return Outcome(REPRODUCED if r <= tol else CONTRADICTED, ours, detail="" if r <= tol else "residual above tolerance")
+    return Outcome(
+        REPRODUCED if r <= tol else CONTRADICTED,
+        ours,
+        detail="" if r <= tol else "residual above tolerance",
+        p_against=1.0 if r <= tol else 0.0,  # deterministic: a residual above tolerance is no sampling accident
+    )
 
 
 def check(holds: bool, ours: str, *, criterion: str) -> Outcome:
@@ -268,7 +422,9 @@ def check(holds: bool, ours: str, *, criterion: str) -> Outcome:
     if not criterion:
         raise ValueError("check() needs the stated criterion")
     text = f"{ours} [criterion: {criterion}]"
-    return Outcome(REPRODUCED if holds else CONTRADICTED, text, detail="" if holds else "criterion fails")
+    return Outcome(
+        REPRODUCED if holds else CONTRADICTED, text, detail="" if holds else "criterion fails", p_against=1.0 if holds else 0.0
+    )
 
 
 def value(values: Values, target: float, tol: float, *, scale: float = 100.0, unit: str = "points") -> Outcome:
@@ -284,11 +440,14 @@ def value(values: Values, target: float, tol: float, *, scale: float = 100.0, un
         return Outcome(INCONCLUSIVE, ours + " (1 seed)", iv, "one seed has no interval")
     ours += f" ({int(iv.level * 100)} % CI, {_seed_word(iv.n)})"
     lo, hi = target - tol, target + tol
+    below = _p_below(iv, lo)
+    above = _p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -hi)
+    p = min(x for x in (below, above) if x is not None)
     if lo <= iv.lo and iv.hi <= hi:
-        return Outcome(REPRODUCED, ours, iv)
+        return Outcome(REPRODUCED, ours, iv, p_against=p)
     if iv.hi < lo or iv.lo > hi:
-        return Outcome(CONTRADICTED, ours, iv, "outside the tolerance")
-    return Outcome(INCONCLUSIVE, ours, iv, "the interval straddles the tolerance")
+        return Outcome(CONTRADICTED, ours, iv, "outside the tolerance", p_against=p)
+    return Outcome(INCONCLUSIVE, ours, iv, "the interval straddles the tolerance", p_against=p)
 
 
 def not_testable(reason: str) -> Outcome:
@@ -306,39 +465,141 @@ def not_run(where: str) -> Outcome:
     return Outcome(NOT_RUN, "—", detail=where)
 
 
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values of ``p_values`` (in their order): the family-wise error stays at the level
+    whichever of the hypotheses are true."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted, running = [1.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _after_holm(named: Mapping[str, Outcome]) -> tuple[dict[str, Outcome], float | None]:
+    """The parts with every contradiction that does not survive Holm's correction over the parts (one-sided, at
+    :data:`ALPHA`) demoted to inconclusive, and the family's adjusted p-value of 'some part is contradicted'."""
+    tested = {k: o.p_against for k, o in named.items() if o.p_against is not None}
+    if not tested:
+        return dict(named), None
+    adjusted = dict(zip(tested, holm(list(tested.values()))))
+    out = {}
+    for k, o in named.items():
+        if o.verdict == CONTRADICTED and adjusted.get(k, 0.0) > ALPHA:
+            o = replace(o, verdict=INCONCLUSIVE, detail=f"contradicted alone, not after Holm over {len(tested)} parts")
+        out[k] = o
+    return out, min(adjusted.values())
+
+
+PARTS_TABLE = """\
+| parts (after Holm's correction of the contradictions over the parts) | the claim |
+|---|---|
+| every part not testable (or not run) | not testable (not run) |
+| some part contradicted | contradicted |
+| every part reproduced | reproduced |
+| some part reproduced, none contradicted | partially reproduced |
+| none reproduced, none contradicted, some diverged | diverged |
+| none reproduced, none contradicted, none diverged | inconclusive |"""
+
+
 def parts(**named: Outcome) -> Outcome:
-    """A claim declared with named parts: each part keeps its verdict; the whole is reproduced (all parts
-    reproduced), partially reproduced (some but not all reproduced), contradicted (none reproduced, one contradicted),
-    not testable (no part testable) or inconclusive."""
+    """A claim declared with named parts is their conjunction (:data:`PARTS_TABLE`): **reproduced** only when every
+    part is; **contradicted** when a part is contradicted after Holm's correction over the parts (one-sided, at
+    :data:`ALPHA`, so that k parts do not give k chances of a contradiction by chance); **partially reproduced** when
+    some parts hold and none is contradicted; else **diverged** (a part diverged) or **inconclusive**. Every part keeps
+    its verdict, shown."""
     if len(named) < 2:
         raise ValueError("parts() needs at least two named parts")
+    named, p = _after_holm(named)
     verdicts = [o.verdict for o in named.values()]
-    testable = [v for v in verdicts if v != NOT_TESTABLE]
-    if not testable:
-        whole = NOT_TESTABLE
-    elif all(v == REPRODUCED for v in testable) and len(testable) == len(verdicts):
-        whole = REPRODUCED
-    elif REPRODUCED in testable:
-        whole = PARTIAL
-    elif CONTRADICTED in testable:
+    skipped = (NOT_TESTABLE, NOT_RUN)
+    if all(v in skipped for v in verdicts):
+        whole = NOT_RUN if NOT_RUN in verdicts else NOT_TESTABLE
+    elif CONTRADICTED in verdicts:
         whole = CONTRADICTED
+    elif all(v == REPRODUCED for v in verdicts):
+        whole = REPRODUCED
+    elif REPRODUCED in verdicts:
+        whole = PARTIAL
+    elif DIVERGED in verdicts:
+        whole = DIVERGED
     else:
         whole = INCONCLUSIVE
     ours = "; ".join(f"{k}: {o.label} — {o.ours}" for k, o in named.items())
-    return Outcome(whole, ours, detail="by part" if whole == CONTRADICTED else "", parts=tuple(named.items()))
+    detail = {CONTRADICTED: "by part", NOT_TESTABLE: "no part testable", NOT_RUN: EXTENDED_PARTS}.get(whole, "")
+    return Outcome(whole, ours, detail=detail, parts=tuple(named.items()), p_against=p)
+
+
+EXTENDED_PARTS = "no part run"
+
+
+def most(k: int, **named: Outcome) -> Outcome:
+    """'In most cases': at least ``k`` of the named parts hold. **reproduced** when k or more parts are reproduced;
+    **contradicted** when more than n − k are contradicted after Holm's correction (fewer than k can hold);
+    **not testable** when fewer than k parts are testable; else **inconclusive**. The parts stay visible."""
+    n = len(named)
+    if not 1 <= k <= n:
+        raise ValueError(f"most() needs 1 <= k <= {n} parts, got k={k}")
+    named, p = _after_holm(named)
+    verdicts = [o.verdict for o in named.values()]
+    testable = [v for v in verdicts if v not in (NOT_TESTABLE, NOT_RUN)]
+    held, against = verdicts.count(REPRODUCED), verdicts.count(CONTRADICTED)
+    if held >= k:
+        whole, detail = REPRODUCED, ""
+    elif against > n - k:
+        whole, detail = CONTRADICTED, f"{against} of {n} contradicted: fewer than {k} can hold"
+    elif len(testable) < k:
+        whole, detail = NOT_TESTABLE, f"only {len(testable)} of {n} parts testable, {k} needed"
+    else:
+        whole, detail = INCONCLUSIVE, ""
+    ours = f"{held} of {n} hold ({k} claimed): " + "; ".join(f"{key}: {o.label} — {o.ours}" for key, o in named.items())
+    return Outcome(whole, ours, detail=detail, parts=tuple(named.items()), p_against=p)
+
+
+def effect_position(outcome: Outcome, effect: float) -> str:
+    """Where the paper's effect (A − B, in the interval's units) lies against our interval: 'inside', 'above' or
+    'below'; '' without an interval."""
+    iv = outcome.interval
+    if iv is None or iv.n < 2 or not math.isfinite(iv.lo):
+        return ""
+    return "above" if effect > iv.hi else "below" if effect < iv.lo else "inside"
+
+
+def effect_text(effect: float | Mapping[str, float] | None, outcome: Outcome) -> tuple[str, str]:
+    """The paper's effect as shown and where it lies against our interval(s): ('+2.74', 'inside') for one effect,
+    ('Dir(0.1): +2.74; Dir(1.0): +3.04', 'Dir(0.1): above; Dir(1.0): inside') for effects per named part."""
+    if effect is None:
+        return "", ""
+    if isinstance(effect, Mapping):
+        named = dict(outcome.parts)
+        unknown = sorted(set(effect) - set(named))
+        if unknown:
+            raise ValueError(f"paper effects for parts {unknown}; the claim has parts {sorted(named)}")
+        shown = "; ".join(f"{k}: {v:+.2f}" for k, v in effect.items())
+        where = "; ".join(f"{k}: {effect_position(named[k], v) or '—'}" for k, v in effect.items())
+        return shown, where
+    return f"{float(effect):+.2f}", effect_position(outcome, float(effect))
 
 
 STAND_IN = "stand-in"  # the word the shown verdict of a stand-in claim carries
+FRAGILE = "fragile"  # ... of a claim whose verdict changed under a last-bit perturbation of the kernels (robustness.csv)
+PAPER_SOURCE, OURS_SOURCE = "paper", "ours"  # who states a claim: the paper (counted in the ledger) or we (our checks)
 
 
 @dataclass(frozen=True)
 class Claim:
     """One claim of a paper, the paper's value, and the outcome of the verdict rule on our numbers.
 
-    ``stand_in``: where the verdict is decided by a criterion other than the paper's own statement (a weaker
-    sufficient condition, a toy in place of the paper's setting, a threshold of ours, a reconstructed formula), the
-    reason, saying what the paper states and what is tested instead. The shown verdict then says '(stand-in)'; the
+    ``stand_in``: where the claim is decided on another dataset, model or scale than the paper states, or by a
+    criterion other than the paper's own statement, the reasons. The shown verdict then says '(stand-in)'; the
     category, and so the counts, stay the verdict's.
+    ``source``: ``paper`` when the paper states the claim (``cite``: where, and a quote of the paper's text), ``ours``
+    for our own check (``cite``: why it is not the paper's); only the paper's claims are counted in the ledger.
+    ``paper_effect`` / ``effect_vs_ours``: the paper's own effect (A − B) and where it lies against our interval
+    (inside, above, below). ``wall_clock``: decided from wall-clock times (``check-outputs`` lists, does not count, its
+    changes). ``fragile``: 'fragile' when the verdict changed under a last-bit perturbation (``make robustness``),
+    'stable' when it did not, '' when not checked.
     """
 
     claim: str
@@ -347,10 +608,20 @@ class Claim:
     note: str = ""
     seeds: Sequence[int] | None = field(default=None)
     stand_in: str = ""
+    source: str = PAPER_SOURCE
+    cite: str = ""
+    paper_effect: str = ""
+    effect_vs_ours: str = ""
+    wall_clock: bool = False
+    fragile: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.stand_in, str) or self.stand_in != self.stand_in.strip():
             raise ValueError(f"stand_in must be the reason as a trimmed string ('' for none), got {self.stand_in!r}")
+        if self.source not in (PAPER_SOURCE, OURS_SOURCE):
+            raise ValueError(f"source must be {PAPER_SOURCE!r} or {OURS_SOURCE!r}, got {self.source!r}")
+        if self.fragile not in ("", FRAGILE, "stable"):
+            raise ValueError(f"fragile must be '', {FRAGILE!r} or 'stable', got {self.fragile!r}")
 
     @property
     def verdict(self) -> str:
@@ -359,8 +630,8 @@ class Claim:
 
     @property
     def label(self) -> str:
-        """The verdict as shown, '(stand-in)' added for a stand-in claim."""
-        return self.outcome.shown(STAND_IN if self.stand_in else "")
+        """The verdict as shown, '(stand-in)' added for a stand-in claim and '(fragile)' for a fragile one."""
+        return self.outcome.shown(STAND_IN if self.stand_in else "", FRAGILE if self.fragile == FRAGILE else "")
 
     def row(self) -> dict[str, str]:
         """The claim as one table row."""
@@ -373,14 +644,54 @@ class Claim:
             "seeds": "" if self.seeds is None else " ".join(str(s) for s in self.seeds),
             "note": self.note,
             "stand_in": self.stand_in,
+            "source": self.source,
+            "cite": self.cite,
+            "paper_effect": self.paper_effect,
+            "effect_vs_ours": self.effect_vs_ours,
+            "wall_clock": "yes" if self.wall_clock else "",
+            "fragile": self.fragile,
         }
 
 
-COLUMNS = ["claim", "paper", "ours", "verdict", "category", "seeds", "note", "stand_in"]
-OPTIONAL = {"stand_in": ""}  # columns a CSV written by older code may lack, and the value they read as
+COLUMNS = [
+    "claim",
+    "paper",
+    "ours",
+    "verdict",
+    "category",
+    "seeds",
+    "note",
+    "stand_in",
+    "source",
+    "cite",
+    "paper_effect",
+    "effect_vs_ours",
+    "wall_clock",
+    "fragile",
+]
+# columns a CSV written by older code may lack, and the value they read as
+OPTIONAL = {
+    "stand_in": "",
+    "source": PAPER_SOURCE,
+    "cite": "",
+    "paper_effect": "",
+    "effect_vs_ours": "",
+    "wall_clock": "",
+    "fragile": "",
+}
 CODE = "code"  # the CSV's last column: the code version the claims came from (:func:`code_version`)
+KERNELS = "kernels"  # ... and before it, the CPU kernels its notebook ran under (:func:`kernels_version`)
 # Paths whose changes do not make the code "dirty": the outputs the notebooks write and the README's ledger.
 OUTPUT_PATHS = ("figures", "executed", "results", "README.md")
+
+
+def kernels_version() -> str:
+    """The CPU kernels the outputs were computed with, as the claims CSV records them: the mode and the instruction set
+    torch's kernels use ('avx2 (AVX2)'); the same on any machine that honours the pin, whatever its CPU model."""
+    from pflnb import kernels
+
+    d = kernels.describe()
+    return f"{d['mode']} ({d['capability']})"
 
 
 def code_version(root: str | Path | None = None) -> str:
@@ -406,12 +717,13 @@ def claims_table(claims: Iterable[Claim]) -> pd.DataFrame:
 
 
 def write_claims(claims: Iterable[Claim], path: str | Path, code: str | None = None) -> pd.DataFrame:
-    """Write the claims table to ``path`` (CSV, the ledger's input) with a last column ``code`` recording the code
-    version it came from (``code``, default :func:`code_version`), and return the table (without that column)."""
+    """Write the claims table to ``path`` (CSV, the ledger's input) with two last columns: ``kernels``, the CPU kernels
+    it was computed under (:func:`kernels_version`), and ``code``, the code version it came from (``code``, default
+    :func:`code_version`); return the table (without them)."""
     table = claims_table(claims)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    table.assign(**{CODE: code if code is not None else code_version()}).to_csv(path, index=False)
+    table.assign(**{KERNELS: kernels_version(), CODE: code if code is not None else code_version()}).to_csv(path, index=False)
     return table
 
 
@@ -427,6 +739,13 @@ def write_timing(table: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path)
     return table
+
+
+def read_kernels(path: str | Path) -> str:
+    """The CPU kernels a claims CSV records (:func:`kernels_version`; '' for a CSV written before they were)."""
+    t = pd.read_csv(path, keep_default_na=False, dtype=str)
+    values = sorted(set(t[KERNELS])) if KERNELS in t.columns else []
+    return ", ".join(values)
 
 
 def read_claims(path: str | Path) -> tuple[pd.DataFrame, str]:
@@ -463,8 +782,28 @@ def figures_root() -> Path:
     return Path(__file__).resolve().parents[2] / "figures"
 
 
+LEDGER_COLUMNS = [
+    "paper",
+    "claim",
+    "paper value",
+    "ours",
+    "verdict",
+    "category",
+    "seeds",
+    "stand_in",
+    "source",
+    "cite",
+    "paper_effect",
+    "effect_vs_ours",
+    "wall_clock",
+    "fragile",
+    CODE,
+]
+
+
 def ledger(root: str | Path | None = None) -> pd.DataFrame:
-    """Every paper's claims in one table (paper, claim, paper value, ours, verdict) from ``figures/<paper>/claims.csv``."""
+    """Every paper's claims in one table (paper, claim, paper value, ours, verdict, who states it, ...) from
+    ``figures/<paper>/claims.csv``: the paper's claims and our own checks (``source``)."""
     root = Path(root) if root is not None else figures_root()
     frames = []
     for key, name in PAPERS.items():
@@ -476,22 +815,29 @@ def ledger(root: str | Path | None = None) -> pd.DataFrame:
     if not frames:
         raise FileNotFoundError(f"no claims.csv under {root}/<paper>/; run the paper notebooks first")
     t = pd.concat(frames, ignore_index=True)
-    return t.rename(columns={"paper": "paper value"}).rename(columns={"paper_name": "paper"})[
-        ["paper", "claim", "paper value", "ours", "verdict", "category", "seeds", "stand_in", CODE]
-    ]
+    return t.rename(columns={"paper": "paper value"}).rename(columns={"paper_name": "paper"})[LEDGER_COLUMNS]
+
+
+OUR_CHECKS = "our checks"  # the count column of claims the papers do not state (not in the totals)
 
 
 def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Count of claims per paper and verdict category (reproduced, partially, contradicted, inconclusive, ...), their
-    total, and how many of them are stand-ins (counted in their verdict category as well)."""
-    shown = [*COUNTED, *(c for c in SKIPPED if (table["category"] == c).any())]
-    counts = pd.crosstab(table["paper"], table["category"]).reindex(columns=shown, fill_value=0)
-    order = [p for p in PAPERS.values() if p in counts.index]
-    counts = counts.loc[order]
+    """Count of the papers' claims per paper and verdict category (reproduced, partially, contradicted, inconclusive,
+    ...) and their total; then how many of them are stand-ins and how many fragile (counted in their verdict category
+    as well), and the number of our own checks (not in the total)."""
+    source = table["source"] if "source" in table.columns else pd.Series(PAPER_SOURCE, index=table.index)
+    papers = [p for p in PAPERS.values() if p in set(table["paper"])]
+    claims = table[source == PAPER_SOURCE]
+    shown = [*COUNTED, *(c for c in SKIPPED if (claims["category"] == c).any())]
+    counts = pd.crosstab(claims["paper"], claims["category"]).reindex(index=papers, columns=shown, fill_value=0)
     counts["total"] = counts.sum(axis=1)
-    marked = table.stand_in.astype(bool) if "stand_in" in table.columns else pd.Series(False, index=table.index)
-    counts[STAND_IN] = marked.groupby(table["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
-    return counts.reset_index()
+    marked = claims.stand_in.astype(bool) if "stand_in" in claims.columns else pd.Series(False, index=claims.index)
+    counts[STAND_IN] = marked.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
+    if "fragile" in claims.columns and (claims["fragile"] != "").any():
+        fragile = claims["fragile"] == FRAGILE
+        counts[FRAGILE] = fragile.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
+    counts[OUR_CHECKS] = (source == OURS_SOURCE).groupby(table["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
+    return counts.rename_axis(index="paper", columns=None).reset_index()
 
 
 def _md(table: pd.DataFrame) -> str:
@@ -503,14 +849,20 @@ def _md(table: pd.DataFrame) -> str:
 
 
 def ledger_markdown(root: str | Path | None = None) -> str:
-    """The ledger as Markdown: counts per paper, then every claim (``pflnb claims --markdown``)."""
+    """The ledger as Markdown: counts per paper, then every paper claim, then our own checks (``pflnb claims
+    --markdown``)."""
     t = ledger(root)
-    body = t[["paper", "claim", "paper value", "ours", "verdict"]]
-    text = _md(ledger_counts(t)) + "\n\n" + _md(body)
-    marked = t[t.stand_in != ""]
+    cols = ["paper", "claim", "paper value", "ours", "verdict", "paper_effect", "effect_vs_ours"]
+    named = {"paper_effect": "paper's effect", "effect_vs_ours": "paper's effect vs our interval"}
+    text = _md(ledger_counts(t)) + "\n\n" + _md(t[t.source == PAPER_SOURCE][cols].rename(columns=named))
+    ours = t[t.source == OURS_SOURCE]
+    if len(ours):
+        text += "\n\nOur checks (not stated by the papers; not counted):\n\n"
+        text += _md(ours[["paper", "claim", "ours", "verdict", "cite"]].rename(columns={"cite": "why it is ours"}))
+    marked = t[(t.stand_in != "") & (t.source == PAPER_SOURCE)]
     if len(marked):
         reasons = marked[["paper", "claim", "stand_in"]].rename(columns={"stand_in": "what the paper states, what we test"})
-        text += "\n\nStand-ins: claims decided by a criterion other than the paper's own statement.\n\n" + _md(reasons)
+        text += "\n\nStand-ins: claims decided on another setting or by another criterion than the paper's.\n\n" + _md(reasons)
     return text
 
 
@@ -527,7 +879,9 @@ def readme_ledger_markdown(root: str | Path | None = None) -> str:
     counts = _md(ledger_counts(ledger(root)))
     return (
         f"{counts}\n\n"
-        f"Every claim, with the paper's value, ours with its 90 % interval, the seeds and the verdict: the site's "
+        f"The counts are the papers' own claims (each cites where the paper states it); '{OUR_CHECKS}' are our own "
+        f"sanity checks, listed apart and not counted. Every claim, with the paper's value and effect, ours with its "
+        f"90 % interval, the seeds and the verdict: the site's "
         f"[claims ledger]({SITE_LEDGER}) (`make site`, then open `{SITE_LEDGER_HTML}`), or `pflnb claims`."
     )
 

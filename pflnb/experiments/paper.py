@@ -23,6 +23,7 @@ hooks; then :func:`decide` → the rule in :mod:`pflnb.experiments.claims`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from pflnb.data.spec import NUM_CLASSES
 from pflnb.experiments import claims as R
 from pflnb.experiments.claims import Claim, Outcome
 from pflnb.experiments.config import PROFILES, ExperimentConfig, has_row, profile_config, with_available_data
@@ -378,10 +380,30 @@ class ExperimentResult:
             stated = tune.paper.get(label, tune.paper.get("*"))
             stated = f" (paper: {stated})" if stated else ""
             chosen.append(f"{label} {self.tuned(label)}{stated}")
-        return (
+        note = (
             f"{self.experiment.name} tuned on mean best validation accuracy, seed(s) {seeds}, over "
             f"{tune.described(labels, self.profile, [self.experiment.arm(l).method for l in labels])}: " + "; ".join(chosen)
         )
+        beyond = self.extended_values(labels)
+        if beyond:
+            note += (
+                f" (grid-edge rule: a choice at an edge of its grid got one more value beyond that edge, up to "
+                f"{EDGE_STEPS}, every arm alike; tried beyond the grid: {beyond})"
+            )
+        return note
+
+    def extended_values(self, labels: Sequence[str]) -> str:
+        """The values the grid-edge rule tried beyond the declared grid for the arms ``labels`` ('' for none)."""
+        t = self.tuning
+        if t is None or t.empty or "step" not in t.columns:
+            return ""
+        names = [c for c in t.columns if c.startswith("tuned:")]
+        cells = [c for c in t.columns if c in _CELL_COLUMNS or c in self.experiment.grid]
+        shown = []
+        for _, row in t[(t.step > 0) & t["label"].isin(labels)].drop_duplicates([*cells, "label", "candidate"]).iterrows():
+            values = ", ".join(f"{n[6:]}={row[n]}" for n in names if pd.notna(row[n]))
+            shown.append(" ".join(str(row[c]) for c in (*cells, "label") if c in row) + f" {values}")
+        return "; ".join(shown)
 
     def values(self, label: str, metric: str = "test_acc", **where: Any) -> dict[int, float]:
         """{seed: metric} of arm ``label`` (at the grid point ``where``, e.g. ``batch_size=32``)."""
@@ -437,6 +459,26 @@ def _execute(
     return records
 
 
+EDGE_STEPS = 2  # the grid-edge rule's cap: at most this many steps beyond each edge of each tuned value
+
+
+def beyond_edge(tried: Sequence[Any], chosen: Any) -> Any | None:
+    """The grid-edge rule's next value: when ``chosen`` is the smallest (largest) of the numeric, positive values
+    ``tried`` of one tuned field, one geometric step beyond that edge (the ratio of the edge to its neighbour, e.g.
+    3e-4 → 1e-4 below {3e-4, 1e-3, 3e-3}, 0.1 → 0.2 above {0.01, 0.05, 0.1}); None when it is interior or the
+    values are not positive numbers."""
+    values = sorted({v for v in tried if isinstance(v, int | float) and not isinstance(v, bool)})
+    if len(values) < 2 or len(values) != len(set(tried)) or values[0] <= 0 or chosen not in values:
+        return None
+    if chosen == values[0]:
+        nxt = values[0] * values[0] / values[1]
+    elif chosen == values[-1]:
+        nxt = values[-1] * values[-1] / values[-2]
+    else:
+        return None
+    return float(f"{nxt:.3g}")  # 1e-4, not 9.99e-05: the value as one would write it
+
+
 def _tune(
     experiment: Experiment,
     profile: str,
@@ -447,34 +489,102 @@ def _tune(
     **overrides: Any,
 ) -> tuple[pd.DataFrame | None, Choice | None]:
     """The tuning runs of ``experiment`` (jobs like any other: cached, on the executor), one row each (labels, the
-    candidate's values as ``tuned:<name>``, ``best_val_acc``, ``chosen``), and the choice per cell."""
+    candidate's values as ``tuned:<name>``, ``best_val_acc``, ``chosen``, ``step``), and the choice per cell.
+
+    Every cell (setting or grid point, arm) is tuned alike: first on the declared grid (``step`` 0); then, by the
+    standard grid-edge rule, while its choice sits at an edge of a tuned numeric value, one more candidate one step
+    beyond that edge (:func:`beyond_edge`, the other values held at their choice), until the choice is interior or
+    :data:`EDGE_STEPS` steps beyond an edge were taken (``step`` counts them)."""
     runs = experiment.tuning_runs(profile, dataset, **overrides)
     if not runs:
         return None, None
     tune = experiment.tune
     if seeds is not None and set(seeds) & set(tune.seeds[profile]):
         raise ValueError(f"seeds {sorted(seeds)} include the tuning seeds {list(tune.seeds[profile])}; choose others")
-    records = _execute(experiment, runs, executor, progress, tuning=True)
-    rows = []
-    for (lab, _), record in zip(runs, records):
-        fields, params = tune.candidates(lab["label"], profile, experiment.arm(lab["label"]).method)[lab["candidate"]]
-        values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
-        rows.append({**lab, **values, "best_val_acc": tuning_score(record)})
-    table = pd.DataFrame(rows)
     cells = [c for c in runs[0][0] if c not in ("seed", "candidate")]  # a run's labels but its seed
-    mean = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean().reset_index()
-    chosen: dict[tuple[Any, ...], int] = {}
-    for cell, group in mean.groupby(cells, sort=False):
-        cell = cell if isinstance(cell, tuple) else (cell,)
-        chosen[cell] = int(group["candidate"].iloc[best_on_validation(list(group["best_val_acc"]))])
-    table["chosen"] = [chosen[tuple(row[c] for c in cells)] == row["candidate"] for _, row in table.iterrows()]
+    key = lambda lab: tuple(lab[c] for c in cells)  # noqa: E731
+    tried: dict[tuple[Any, ...], list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    steps: dict[tuple[Any, ...], list[int]] = {}
+    for lab, _ in runs:
+        if lab["candidate"] == len(tried.setdefault(key(lab), [])):
+            tried[key(lab)].append(tune.candidates(lab["label"], profile, experiment.arm(lab["label"]).method)[lab["candidate"]])
+            steps.setdefault(key(lab), []).append(0)
+    rows: list[dict[str, Any]] = []
+
+    def score(batch: list[tuple[dict[str, Any], ExperimentConfig]]) -> None:
+        for (lab, _), record in zip(batch, _execute(experiment, batch, executor, progress, tuning=True)):
+            fields, params = tried[key(lab)][lab["candidate"]]
+            values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
+            rows.append({**lab, **values, "best_val_acc": tuning_score(record), "step": steps[key(lab)][lab["candidate"]]})
+
+    def choose() -> dict[tuple[Any, ...], int]:
+        table = pd.DataFrame(rows)
+        mean = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
+        out = {}
+        for cell, options in tried.items():
+            out[cell] = best_on_validation([float(mean.loc[(*cell, k)]) for k in range(len(options))])
+        return out
+
+    score(runs)
+    taken: dict[tuple[Any, ...], int] = {}  # (cell, name, side) → steps beyond that edge
+    while True:
+        chosen, new = choose(), {}
+        for cell, options in tried.items():
+            fields, params = options[chosen[cell]]
+            for name, value in {**fields, **params}.items():
+                values = [{**f, **p}[name] for f, p in options]
+                nxt = beyond_edge(values, value)
+                side = (cell, name, nxt is not None and nxt > value)
+                if nxt is None or taken.get(side, 0) >= EDGE_STEPS or nxt in values:
+                    continue
+                taken[side] = taken.get(side, 0) + 1
+                where = fields if name in fields else params
+                candidate = ({**fields, name: nxt}, dict(params)) if where is fields else (dict(fields), {**params, name: nxt})
+                new[cell] = candidate
+                break  # one new candidate per cell and pass: the next pass re-chooses with it
+        if not new:
+            break
+        for cell, candidate in new.items():
+            tried[cell].append(candidate)
+            steps[cell].append(max(steps[cell]) + 1)
+
+        def extension(cell: Mapping[str, Any], new: dict = new) -> tuple[dict[str, Any], dict[str, Any]] | None:
+            return new.get(key(cell))
+
+        batch = experiment.runs(profile, tune.seeds[profile], dataset, choice=extension, **overrides)
+        score([({**lab, "candidate": len(tried[key(lab)]) - 1}, cfg) for lab, cfg in batch])
+    table = pd.DataFrame(rows)
+    table["chosen"] = [chosen[key(row)] == row["candidate"] for _, row in table.iterrows()]
 
     def choice(cell: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        return tune.candidates(cell["label"], profile, experiment.arm(cell["label"]).method)[
-            chosen[tuple(cell[c] for c in cells)]
-        ]
+        return tried[key(cell)][chosen[key(cell)]]
 
     return table, choice
+
+
+def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
+    """(tuned cells, cells whose choice on the declared grid sat at an edge, cells whose final choice still sits at an
+    edge after the grid-edge rule: its cap reached) of one experiment's tuning table."""
+    values = [c for c in tuning.columns if c.startswith("tuned:")]
+    cells = [c for c in tuning.columns if c not in ("seed", "candidate", "best_val_acc", "chosen", "step", *values)]
+    mean = tuning.groupby([*cells, "candidate"], sort=False).agg(
+        **{v: (v, "first") for v in values}, val=("best_val_acc", "mean"), step=("step", "first"), chosen=("chosen", "first")
+    )
+    total = before = after = 0
+    for _, group in mean.reset_index().groupby(cells, sort=False):
+        total += 1
+        for rows, is_final in ((group[group.step == 0], False), (group, True)):
+            pick = group[group.chosen].iloc[0] if is_final else rows.iloc[best_on_validation(list(rows.val))]
+            at_edge = any(
+                beyond_edge([r[v] for _, r in rows.iterrows()], pick[v]) is not None
+                for v in values
+                if pd.notna(pick[v]) and rows[v].nunique() > 1
+            )
+            if is_final:
+                after += at_edge
+            else:
+                before += at_edge
+    return total, before, after
 
 
 def tuning_summary(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -486,7 +596,7 @@ def tuning_summary(results: Mapping[str, Any]) -> pd.DataFrame:
             continue
         t = res.tuning
         values = [c for c in t.columns if c.startswith("tuned:")]
-        cells = [c for c in t.columns if c not in ("seed", "candidate", "best_val_acc", "chosen") and c not in values]
+        cells = [c for c in t.columns if c not in ("seed", "candidate", "best_val_acc", "chosen", "step") and c not in values]
         mean = t.groupby([*cells, "candidate"], sort=False).agg(
             **{v: (v, "first") for v in values}, val=("best_val_acc", "mean"), chosen=("chosen", "first")
         )
@@ -503,7 +613,53 @@ def tuning_summary(results: Mapping[str, Any]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Compare:
+class Cite:
+    """Where a paper states a claim (section, table or figure) and a short quote of its text; a test finds the quote
+    in the paper's text (whitespace normalised)."""
+
+    where: str
+    quote: str
+
+    def __post_init__(self) -> None:
+        if not self.where.strip() or len(self.quote.split()) < 3:
+            raise ValueError(f"a citation needs where the paper says it and a quote of a few words, got {self!r}")
+
+    def text(self) -> str:
+        """'§5.2, Table 2: “quote”'."""
+        return f"{self.where}: “{self.quote}”"
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """What every claim declares besides its rule: who states it and with which effect.
+
+    - ``cite``: where the paper states it (:class:`Cite`); a claim without one is **our check** and says why in
+      ``ours`` (a sanity check, a spec-only expectation, an implied reading): listed apart, never counted.
+    - ``effect``: the paper's own effect, A − B in the units of our interval (points for accuracies), where the
+      paper states numbers for both sides; per named part for a claim in parts. Shown beside ours, with where it
+      lies against our interval.
+    - ``wall_clock``: decided from wall-clock times (``check-outputs`` lists its changes like a timing file's).
+    - ``failure_is_claim``: the paper claims that an arm fails, so the floor for arms that did not train is off.
+    """
+
+    cite: Cite | None = field(default=None, kw_only=True)
+    ours: str = field(default="", kw_only=True)
+    effect: float | Mapping[str, float] | None = field(default=None, kw_only=True)
+    wall_clock: bool = field(default=False, kw_only=True)
+    failure_is_claim: bool = field(default=False, kw_only=True)
+
+    @property
+    def source(self) -> str:
+        """``paper`` for a cited claim, ``ours`` for our own check."""
+        return R.OURS_SOURCE if self.cite is None else R.PAPER_SOURCE
+
+    def cited(self) -> str:
+        """The CSV's ``cite`` cell: the citation, or why the check is ours."""
+        return self.cite.text() if self.cite is not None else self.ours
+
+
+@dataclass(frozen=True)
+class Compare(_Stated):
     """'``arm`` beats ``other`` (by ``margin``)' on ``metric`` of ``experiment``: :func:`~pflnb.experiments.claims.compare`
     on per-seed paired differences (``higher=False``: ``arm`` is claimed lower; ``names``: how the two are called in
     the result, default their labels; ``untestable``: profile → why the claim is not testable there)."""
@@ -531,10 +687,15 @@ class Compare:
         return out, sorted(set(a) & set(b))
 
 
+# The validation counterpart of a test metric: what :class:`Best` chooses the strongest competitor on
+VALIDATION = {"test_acc": "best_val_acc"}
+
+
 @dataclass(frozen=True)
-class Best:
-    """'``arm`` is the best of ``others``' on ``metric``: :func:`~pflnb.experiments.claims.best` (``arm`` against the
-    strongest of the others by mean; ``untestable``: profile → why the claim is not testable there)."""
+class Best(_Stated):
+    """'``arm`` is the best of ``others``' on ``metric``: :func:`~pflnb.experiments.claims.best`, ``arm`` against the
+    competitor strongest on the metric's validation counterpart (:data:`VALIDATION`; a metric without one: against
+    every competitor); ``untestable``: profile → why the claim is not testable there."""
 
     claim: str
     paper: str
@@ -554,11 +715,13 @@ class Best:
             return R.not_testable(self.untestable[res.profile]), None
         a = res.values(self.arm, self.metric, **self.where)
         others = {o: res.values(o, self.metric, **self.where) for o in self.others}
-        return R.best(a, others, name=self.arm, higher=self.higher), sorted(a)
+        val = VALIDATION.get(self.metric)
+        select = {o: res.values(o, val, **self.where) for o in self.others} if val else None
+        return R.best(a, others, select=select, name=self.arm, higher=self.higher), sorted(a)
 
 
 @dataclass(frozen=True)
-class Derived:
+class Derived(_Stated):
     """A claim decided from a paper's own view of the results: ``decide(results)`` returns the outcome of one of the
     rules of :mod:`pflnb.experiments.claims` and the seeds behind it, and optionally a mapping of values that fill the
     ``{placeholders}`` of the claim's text and note (a setting known only from the results, e.g. the largest N)."""
@@ -614,7 +777,10 @@ class Paper:
     ``extended``: the names of the results (experiments, or values the notebook derives from them) that only the
     full reproduction computes: the sweeps and analogues added for coverage, which the main scope (``make
     reproduce``, the notebooks' ``extended=False``) skips to keep its cost down; :func:`decide` reports their claims
-    as not run there."""
+    as not run there. ``side``: every result a claim reads that is not an engine experiment (a theory check, a
+    simulation, a table the notebook derives) → '' when it runs in the paper's own setting, else why it is a
+    stand-in (another dataset, model or scale); :func:`decide` refuses a claim that reads an undeclared one, so no
+    claim's stand-in flag can be forgotten."""
 
     name: str
     title: str
@@ -622,6 +788,7 @@ class Paper:
     claims: tuple[ClaimSpec, ...] = ()
     coverage: tuple[Item, ...] = ()
     extended: tuple[str, ...] = ()
+    side: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [e.name for e in self.experiments]
@@ -687,23 +854,119 @@ class _Unfilled(dict):
         return "…"
 
 
+SCALE_FIELDS = ("dataset", "model", "image_size", "max_samples", "num_clients", "rounds")  # what the paper states
+PARAMETERS = ("profile",)  # names in a notebook's results that are parameters, not results
+
+
+def _declared_setting(experiment: Experiment, profile: str) -> dict[str, tuple[str, ...]] | None:
+    """The values of :data:`SCALE_FIELDS` over an experiment's declared runs at ``profile`` (no data is loaded, no
+    fallback applied); None when the experiment declares no run there."""
+    try:
+        seeds = experiment.seeds.get(profile) or [0]
+        cfgs = [cfg for _, cfg in dataclasses.replace(experiment, fallback=False).runs(profile, seeds=seeds[:1])]
+    except (ValueError, KeyError):
+        return None
+    return {f: tuple(sorted({str(getattr(c, f)) for c in cfgs})) for f in SCALE_FIELDS} if cfgs else None
+
+
+def setting_stand_in(experiment: Experiment, profile: str) -> str:
+    """Why ``experiment`` at ``profile`` is a stand-in for the paper's setting: each of :data:`SCALE_FIELDS` (dataset,
+    model, image size, samples, clients, rounds) that differs from the declaration at the ``paper`` profile, the
+    paper's own settings; '' at the paper profile or where nothing differs."""
+    if profile == "paper":
+        return ""
+    ours, paper = _declared_setting(experiment, profile), _declared_setting(experiment, "paper")
+    if ours is None:
+        return ""
+    if paper is None:
+        return f"{experiment.name} at {profile}: the paper's setting is not declared (no run at the paper profile)"
+    diff = [f for f in SCALE_FIELDS if ours[f] != paper[f]]
+    if not diff:
+        return ""
+    shown = ", ".join(f"{f} {'/'.join(ours[f])} (paper: {'/'.join(paper[f])})" for f in diff)
+    return f"{experiment.name} at {profile}: {shown}"
+
+
+def experiment_chance(experiment: Experiment, profile: str) -> float:
+    """Chance accuracy of ``experiment`` at ``profile``: 1 / the largest class count among its declared datasets there."""
+    setting = _declared_setting(experiment, profile)
+    datasets = setting["dataset"] if setting else (experiment.dataset,)
+    return 1.0 / max(NUM_CLASSES.get(d, 10) for d in datasets)
+
+
+def _floor(paper: Paper, spec: ClaimSpec, results: Mapping[str, Any]) -> R.Floor | None:
+    """The floor of a claim: chance of the experiment it reads (a :class:`Derived` claim: the lowest chance among
+    the experiments in ``results``, the most lenient) plus :data:`~pflnb.experiments.claims.FLOOR_MARGIN`; None when
+    the paper claims the failure or no experiment is in ``results``."""
+    if spec.failure_is_claim:
+        return None
+    if isinstance(spec, Compare | Best) and isinstance(results.get(spec.experiment), ExperimentResult):
+        res = results[spec.experiment]
+        return R.Floor(experiment_chance(res.experiment, res.profile))
+    chances = [experiment_chance(r.experiment, r.profile) for r in results.values() if isinstance(r, ExperimentResult)]
+    return R.Floor(min(chances)) if chances else None
+
+
+def _stand_in(paper: Paper, spec: ClaimSpec, read: Sequence[str], results: Mapping[str, Any]) -> str:
+    """Every reason a claim is a stand-in: its declared criterion (``spec.stand_in``) and the setting of each result it
+    read (:func:`setting_stand_in`; :attr:`Paper.side` for results that are not engine experiments)."""
+    reasons = [spec.stand_in] if spec.stand_in else []
+    names = [spec.experiment, *read] if isinstance(spec, Compare | Best) else list(read)
+    for name in dict.fromkeys(names):
+        value = results.get(name)
+        if isinstance(value, ExperimentResult):
+            reasons.append(setting_stand_in(value.experiment, value.profile))
+        elif name in paper.side:
+            reasons.append(paper.side[name])
+        elif name not in PARAMETERS:
+            raise ValueError(
+                f"{paper.name}: the claim {spec.claim!r} reads {name!r}, which is neither an experiment nor declared in the "
+                "paper's side results (Paper.side: '' for the paper's own setting, else why it is a stand-in)"
+            )
+    return "; ".join(dict.fromkeys(r for r in reasons if r))
+
+
+def robustness_path(root: str | Path | None = None) -> Path:
+    """The committed table of ``make robustness``: each claim's verdict under the pinned and the perturbed kernels."""
+    return (Path(root) if root is not None else R.figures_root()) / "robustness.csv"
+
+
+def fragility(paper: str, root: str | Path | None = None) -> dict[str, str]:
+    """Claim text → 'fragile' (its verdict changed under the perturbed kernels) or 'stable', for ``paper``, from the
+    committed robustness table; empty without one."""
+    path = robustness_path(root)
+    if not path.exists():
+        return {}
+    t = pd.read_csv(path, keep_default_na=False, dtype=str)
+    t = t[t["paper"] == paper]
+    return {c: f for c, f in zip(t["claim"], t["fragile"]) if f in (R.FRAGILE, "stable")}
+
+
 def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> list[Claim]:
     """The paper's declared claims decided on ``results`` (experiment name → :class:`ExperimentResult`, plus any
-    named values a :class:`Derived` claim reads), in declaration order. A claim on a tuned experiment gets the
-    tuning in its note (:meth:`ExperimentResult.tuning_note`: the compared arms of a :class:`Compare` or
-    :class:`Best`, every tuned arm of each experiment a :class:`Derived` rule read).
+    named values a :class:`Derived` claim reads), in declaration order.
+
+    Each claim gets: the tuning in its note (:meth:`ExperimentResult.tuning_note`: the compared arms of a
+    :class:`Compare` or :class:`Best`, every tuned arm of each experiment a :class:`Derived` rule read); the floor for
+    arms that did not train while its rule runs (:func:`_floor`: an arm below it makes the claim, or its part, not
+    testable); its stand-in reasons derived from what it read (:func:`_stand_in`); who states it (``cite`` or
+    ``ours``); the paper's effect beside ours and where it lies against our interval; and whether its verdict proved
+    fragile under perturbed kernels (:func:`fragility`).
 
     ``extended=False`` (the main scope): a claim that reads one of :attr:`Paper.extended`'s results, absent from
     ``results``, is **not run** (its text's placeholders shown as '…'). Any other missing result is an error, also
     an extended one when ``extended`` is True."""
     out = []
+    fragile = fragility(paper.name)
     for spec in paper.claims:
         reads = _Reads(results, () if extended else paper.extended)
+        stated = dict(source=spec.source, cite=spec.cited(), wall_clock=spec.wall_clock)
         try:
-            decided = spec.decide(reads) if isinstance(spec, Derived) else spec.outcome(reads)
+            with R.floor(_floor(paper, spec, results)):
+                decided = spec.decide(reads) if isinstance(spec, Derived) else spec.outcome(reads)
         except _Skipped:
             text, note = spec.claim.format_map(_Unfilled()), spec.note.format_map(_Unfilled())
-            out.append(Claim(text, spec.paper, R.not_run(EXTENDED_RUN), note=note, stand_in=spec.stand_in))
+            out.append(Claim(text, spec.paper, R.not_run(EXTENDED_RUN), note=note, stand_in=spec.stand_in, **stated))
             continue
         outcome, seeds = decided[:2]
         fill = decided[2] if len(decided) > 2 else {}
@@ -718,7 +981,21 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> l
                 if isinstance(r, ExperimentResult) and r.tuning is not None and not r.tuning.empty
             ]
         note = "; ".join(n for n in (note, *tuned) if n)
-        out.append(Claim(text, spec.paper, outcome, note=note, seeds=seeds, stand_in=spec.stand_in))
+        effect, where = R.effect_text(spec.effect, outcome)
+        out.append(
+            Claim(
+                text,
+                spec.paper,
+                outcome,
+                note=note,
+                seeds=seeds,
+                stand_in=_stand_in(paper, spec, reads.read, results),
+                paper_effect=effect,
+                effect_vs_ours=where,
+                fragile=fragile.get(text, ""),
+                **stated,
+            )
+        )
     return out
 
 

@@ -36,6 +36,7 @@ def summary_table(records: Iterable[dict[str, Any]], label_by: Sequence[str] = (
             {
                 **_label(r, label_by),
                 "test_acc": s.get("test_acc", np.nan),
+                "best_val_acc": s.get("best_val_acc", np.nan),
                 "last_test_acc": s.get("last_test_acc", np.nan),
                 "worst_client": s.get("test_acc_worst", np.nan),
                 "client_std": s.get("test_acc_client_std", np.nan),
