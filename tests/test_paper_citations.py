@@ -1,0 +1,71 @@
+"""Only the papers' claims count, and every quoted number is the paper's: each claim cites where the paper states it
+with a quote found in the paper's text, or says why it is our own check; every number of a paper claim's ``paper``
+cell occurs in the paper's text (in the paper's own formats); stand-ins follow from the experiments' declarations."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+import pytest
+
+from pflnb.experiments import citations as T
+from pflnb.experiments.paper import Compare, Experiment, setting_stand_in
+
+PAPERS = ("lgmix", "fedco2", "fedpg", "pmixfed", "fedfac")
+HAVE_TEXTS = all((T.papers_dir() / f"{p}.txt").exists() for p in PAPERS)
+needs_texts = pytest.mark.skipif(
+    not HAVE_TEXTS,
+    reason=f"the papers' texts are not redistributed: set {T.PAPERS_ENV} to a folder with <paper>.txt (CI has ../shared/papers)",
+)
+
+
+def _paper(name: str):
+    return importlib.import_module(f"pflnb.papers.{name}.paper").PAPER
+
+
+def test_number_formats_are_the_papers_own():
+    text = T.normalise("FedFac reaches .8307 against 80.33 % (Table 2); 1,000 rounds; gap −2.5; CIFAR-10 and ResNet18")
+    found = T.text_numbers(text)
+    for token in (".8307", "83.07", "0.8033", "1000", "-2.5", "10"):
+        assert T.number_found(token, found), token
+    for token in ("83.1", "2.74", "18"):  # rounded, derived, glued to letters: not the paper's
+        assert not T.number_found(token, found), token
+    assert T.unfound_numbers("CIFAR-10 π=0.1: .8307 vs .8034", text) == [".8034"]  # 0.1 is 10 %: found
+    assert T.quote_found("against  80.33\n%", text) and not T.quote_found("against 80.3 %", text)
+
+
+@pytest.mark.parametrize("name", PAPERS)
+def test_every_claim_cites_the_paper_or_is_our_check(name):
+    for spec in _paper(name).claims:
+        assert (spec.cite is None) != (spec.ours == ""), f"{name}: {spec.claim!r} must cite the paper xor say why it is ours"
+
+
+@needs_texts
+@pytest.mark.parametrize("name", PAPERS)
+def test_every_quote_occurs_in_the_papers_text(name):
+    text = T.paper_text(name)
+    missing = [(s.claim, s.cite.quote) for s in _paper(name).claims if s.cite is not None and not T.quote_found(s.cite.quote, text)]
+    assert not missing, f"{name}: quotes not in the paper's text: {missing}"
+
+
+@needs_texts
+@pytest.mark.parametrize("name", PAPERS)
+def test_every_quoted_number_is_in_the_papers_text(name):
+    text = T.paper_text(name)
+    wrong = {s.claim: T.unfound_numbers(s.paper, text) for s in _paper(name).claims if s.cite is not None}
+    assert not {k: v for k, v in wrong.items() if v}, f"{name}: numbers of the paper column not in the paper's text"
+
+
+@pytest.mark.parametrize("name", PAPERS)
+def test_a_claim_on_another_setting_than_the_papers_is_a_stand_in(name):
+    paper = _paper(name)
+    for spec in paper.claims:
+        if isinstance(spec, Compare):
+            experiment: Experiment = paper.experiment(spec.experiment)
+            reason = setting_stand_in(experiment, "cpu")
+            declared = dataclasses.replace(experiment, fallback=False)  # as declared, whatever data this machine has
+            ours, theirs = (declared.base(p) for p in ("cpu", "paper"))
+            differs = any(getattr(ours, f) != getattr(theirs, f) for f in ("dataset", "model", "num_clients", "rounds"))
+            assert bool(reason) >= differs, f"{name}: {spec.claim!r} runs another setting but is no stand-in"
+            assert setting_stand_in(experiment, "paper") == ""
