@@ -222,3 +222,57 @@ def test_strip_plot_jitter_repeats_and_leaves_the_callers_generator_alone():
     assert O.same_pixels(first, second)
     np.random.seed(1)
     assert np.random.rand() == after  # the jitter did not consume the caller's draws
+
+
+def _wall_clock_claims(path, ratio: float, other: float = 0.09) -> None:
+    a, b = {0: 0.8, 1: 0.82, 2: 0.81}, {0: 0.7, 1: 0.72, 2: 0.7 + other}
+    timed = C.check(1.2 <= ratio <= 3.4, f"ratio {C.ratio_text(ratio)}", criterion="within 1.2–3.4×")
+    C.write_claims(
+        [
+            C.Claim("A beats B", "+5", C.compare(a, b), seeds=[0, 1, 2]),
+            C.Claim("A costs 1.2–3.4× B", "1.21–3.39×", timed, wall_clock=True),
+        ],
+        path,
+        code="pflnb 0.1.0 @ aaaaaaaaaaaa",
+    )
+
+
+def test_wall_clock_claims_are_listed_like_timing_files_not_counted(repo):
+    root, _ = repo
+    path = root / "figures" / "lgmix" / "claims.csv"
+    path.parent.mkdir()
+    _wall_clock_claims(path, 2.0)
+    (root / "README.md").write_text(f"intro\n{C.LEDGER_START}\n{C.readme_ledger_markdown(root / 'figures')}\n{C.LEDGER_END}\n")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "wall-clock")
+    _wall_clock_claims(path, 1.0)  # the timing moved the verdict: reproduced → contradicted
+    (root / "README.md").write_text(f"intro\n{C.LEDGER_START}\n{C.readme_ledger_markdown(root / 'figures')}\n{C.LEDGER_END}\n")
+    report = O.compare_outputs(root)
+    assert report.ok, report.text()
+    assert {(d.path, d.detail) for d in report.timing} == {
+        ("figures/lgmix/claims.csv", "wall-clock claims"),
+        ("README.md", "the claims ledger, by wall-clock claims only"),
+    }
+    _wall_clock_claims(path, 1.0, other=0.01)  # and an accuracy moved too: counted
+    (root / "README.md").write_text(f"intro\n{C.LEDGER_START}\n{C.readme_ledger_markdown(root / 'figures')}\n{C.LEDGER_END}\n")
+    report = O.compare_outputs(root)
+    assert {d.path for d in report.differences} == {"figures/lgmix/claims.csv", "README.md"}
+
+
+def test_outputs_made_under_other_kernels_are_named_once_not_listed(repo, monkeypatch):
+    root, img = repo
+    monkeypatch.setattr(C, "kernels_version", lambda: "native (AVX512)")
+    _claims(root / "figures" / "p" / "claims.csv", 0.05, "pflnb 0.1.0 @ aaaaaaaaaaaa")  # regenerated elsewhere
+    (root / "figures" / "p" / "table.csv").write_text("x,y\n1,3\n")
+    report = O.compare_outputs(root)
+    committed = C.read_kernels(
+        io.BytesIO(
+            subprocess.run(["git", "-C", str(root), "show", "HEAD:figures/p/claims.csv"], capture_output=True, check=True).stdout
+        )
+    )
+    assert report.kernels == (committed, "native (AVX512)") and not report.ok
+    text = report.text()
+    assert f"made under CPU kernels {committed}, these under native (AVX512)" in text and "table.csv" not in text
+    monkeypatch.setattr(C, "kernels_version", lambda: committed)
+    _claims(root / "figures" / "p" / "claims.csv", 0.05, "pflnb 0.1.0 @ aaaaaaaaaaaa")
+    assert O.compare_outputs(root).kernels is None  # same kernels: the differences are listed as usual

@@ -32,6 +32,7 @@ import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -741,17 +742,19 @@ def write_timing(table: pd.DataFrame, path: str | Path) -> pd.DataFrame:
     return table
 
 
-def read_kernels(path: str | Path) -> str:
-    """The CPU kernels a claims CSV records (:func:`kernels_version`; '' for a CSV written before they were)."""
+def read_kernels(path: str | Path | IO[bytes]) -> str:
+    """The CPU kernels a claims CSV (a path or an open binary file) records (:func:`kernels_version`; '' for a CSV
+    written before they were)."""
     t = pd.read_csv(path, keep_default_na=False, dtype=str)
     values = sorted(set(t[KERNELS])) if KERNELS in t.columns else []
     return ", ".join(values)
 
 
-def read_claims(path: str | Path) -> tuple[pd.DataFrame, str]:
-    """A claims CSV as (table with :data:`COLUMNS`, the code version it records; '' for a CSV written without one).
-    A CSV written before a column of :data:`OPTIONAL` existed reads with that column's default ('' stand-in)."""
-    path = Path(path)
+def read_claims(path: str | Path | IO[bytes]) -> tuple[pd.DataFrame, str]:
+    """A claims CSV (a path or an open binary file) as (table with :data:`COLUMNS`, the code version it records; ''
+    for a CSV written without one). A CSV written before a column of :data:`OPTIONAL` existed reads with that column's
+    default ('' stand-in)."""
+    path = Path(path) if isinstance(path, str | Path) else path
     t = pd.read_csv(path, keep_default_na=False, dtype=str)
     t = t.assign(**{k: v for k, v in OPTIONAL.items() if k not in t.columns})
     missing = set(COLUMNS) - set(t.columns)
@@ -876,7 +879,12 @@ def readme_ledger_markdown(root: str | Path | None = None) -> str:
     """The README's results overview: the count of claims per paper and verdict, and where every claim is (the
     site's ledger page, ``pflnb claims``). Deterministic: no dates, no commit ids (``pflnb check-outputs`` compares
     it before and after a reproduction)."""
-    counts = _md(ledger_counts(ledger(root)))
+    return readme_ledger_text(ledger(root))
+
+
+def readme_ledger_text(table: pd.DataFrame) -> str:
+    """:func:`readme_ledger_markdown` of a ledger ``table`` (:func:`ledger`'s columns)."""
+    counts = _md(ledger_counts(table))
     return (
         f"{counts}\n\n"
         f"The counts are the papers' own claims (each cites where the paper states it); '{OUR_CHECKS}' are our own "
