@@ -18,7 +18,7 @@ RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce reproduce-all check-outputs ledger site benchmark \
+.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce reproduce-all robustness check-outputs ledger site benchmark \
 	benchmark-gpu clean
 
 help: ## list the targets
@@ -78,6 +78,13 @@ reproduce-all: env data ## every notebook and experiment with papermill (PROFILE
 	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \
 	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --scope all --profile $(PROFILE) --threads $(THREADS)
 	$(VENV)/bin/pflnb claims --update-readme
+
+# The verdicts' robustness: the main scope's verdict seeds again under perturbed CPU kernels (torch's generic path; the
+# tuning seeds' records held at the pinned ones), each claim whose verdict changes marked fragile in figures/robustness.csv;
+# then the notebooks again (from the cache) so that the claims CSVs, the README ledger and the site carry the marks.
+robustness: env data ## rerun the main scope's verdict seeds under perturbed kernels; mark the verdicts that change fragile (figures/robustness.csv)
+	PFLNB_WORKERS=$(WORKERS) $(VENV)/bin/pflnb robustness --profile $(PROFILE) --threads $(THREADS)
+	$(MAKE) --no-print-directory reproduce-all
 
 # Run before resolving any change to pflnb/ code that a notebook uses: the regenerated outputs must equal the committed
 # ones (PNGs by pixels, claims CSVs by cells, the README ledger by text; timing* files are listed, not counted).

@@ -1,4 +1,4 @@
-"""Command line: ``pflnb run | sweep | list | reproduce | claims | check-outputs | site``."""
+"""Command line: ``pflnb run | sweep | list | reproduce | robustness | claims | check-outputs | site``."""
 
 from __future__ import annotations
 
@@ -227,6 +227,32 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_robustness(args: argparse.Namespace) -> int:
+    from pflnb.experiments import robustness
+    from pflnb.experiments.paper import TUNING_SEED, robustness_path
+
+    kernels.require()
+    root = Path(__file__).resolve().parents[1]
+    notebooks = [Path(n) for n in args.notebooks] or sorted((root / "notebooks").glob("*.ipynb"))
+    out = Path(args.out) if args.out else root / "executed" / f"{args.profile}-robust"
+    reference = Path(args.reference) if args.reference else C.figures_root()
+    os.environ.setdefault("PFLNB_PROGRESS_MODE", "final")
+    for var in THREAD_ENV:
+        os.environ[var] = str(args.threads)
+    results = robustness.run(args.profile, out, notebooks, [TUNING_SEED], progress_bar=not args.quiet)
+    failed = [r.name for r in results if not r.ok]
+    if failed:
+        print(f"pflnb: error: {len(failed)} notebook(s) failed: {', '.join(failed)} (see {out / LOG_NAME})", file=sys.stderr)
+        return 1
+    table = robustness.compare_verdicts(reference, out / "figures")
+    path = robustness_path(reference)
+    table.to_csv(path, index=False)
+    print(robustness.summary(table).to_string(index=False))
+    n = int((table.fragile == C.FRAGILE).sum())
+    print(f"[pflnb] {n} of {len(table)} verdicts changed under the {robustness.PERTURBED} kernels; table: {path}")
+    return 0
+
+
 def _cmd_claims(args: argparse.Namespace) -> int:
     if args.update_readme:
         readme = Path(__file__).resolve().parents[1] / "README.md"
@@ -307,6 +333,16 @@ def main(argv: list[str] | None = None) -> int:
     p_rep.add_argument(
         "--threads", type=int, default=1, help="torch/BLAS threads of each notebook kernel (runs use their config's threads)"
     )
+    p_rob = sub.add_parser(
+        "robustness",
+        help="rerun the main scope's verdict seeds under perturbed CPU kernels and mark the verdicts that change (fragile)",
+    )
+    p_rob.add_argument("notebooks", nargs="*")
+    p_rob.add_argument("--profile", default="cpu", choices=PROFILES)
+    p_rob.add_argument("--out", default=None, help="folder of the perturbed run (default: executed/<profile>-robust)")
+    p_rob.add_argument("--reference", default=None, help="figures folder of the pinned ledger (default: figures/)")
+    p_rob.add_argument("--threads", type=int, default=1, help="torch/BLAS threads of each notebook kernel")
+    p_rob.add_argument("--quiet", action="store_true")
     p_cl = sub.add_parser("claims", help="the ledger: every paper's claims and verdicts from figures/<paper>/claims.csv")
     p_cl.add_argument("--figures", default=None, help="figures folder (default: the repository's figures/)")
     p_cl.add_argument("--markdown", action="store_true", help="print the ledger as Markdown")
@@ -348,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_check_outputs(args)
             if args.command == "site":
                 return _cmd_site(args)
+            if args.command == "robustness":
+                return _cmd_robustness(args)
             return _cmd_reproduce_on_backend(args)
     except (ValueError, FileNotFoundError, ConnectionError, DataUnavailable, kernels.KernelsNotHonoured) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
