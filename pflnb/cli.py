@@ -10,6 +10,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from pflnb import kernels, website
 from pflnb.algorithms import list_methods
 from pflnb.data import DATASETS, PARTITIONS, DataUnavailable
@@ -253,7 +255,32 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_moves(args: argparse.Namespace) -> int:
+    import subprocess
+    import tempfile
+
+    figures = Path(args.figures) if args.figures else C.figures_root()
+    repo = figures.resolve().parent
+    with tempfile.TemporaryDirectory() as tmp:  # the ledger at the commit: its claims CSVs
+        for key in C.PAPERS:
+            shown = subprocess.run(
+                ["git", "-C", str(repo), "show", f"{args.moves}:figures/{key}/claims.csv"], capture_output=True
+            )
+            if shown.returncode == 0:
+                (Path(tmp) / key).mkdir()
+                (Path(tmp) / key / "claims.csv").write_bytes(shown.stdout)
+        old = C.ledger(tmp)
+    path = figures / C.MOVES_FILE
+    previous = pd.read_csv(path, keep_default_na=False, dtype=str) if path.exists() else None
+    table = C.ledger_moves(old, C.ledger(figures), previous)
+    table.to_csv(path, index=False)
+    print(f"[pflnb] {len(table)} verdicts moved since {args.moves}: {path}")
+    return 0
+
+
 def _cmd_claims(args: argparse.Namespace) -> int:
+    if args.moves:
+        return _cmd_moves(args)
     if args.update_readme:
         readme = Path(__file__).resolve().parents[1] / "README.md"
         text = readme.read_text()
@@ -346,6 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     p_cl = sub.add_parser("claims", help="the ledger: every paper's claims and verdicts from figures/<paper>/claims.csv")
     p_cl.add_argument("--figures", default=None, help="figures folder (default: the repository's figures/)")
     p_cl.add_argument("--markdown", action="store_true", help="print the ledger as Markdown")
+    p_cl.add_argument(
+        "--moves",
+        default=None,
+        metavar="REF",
+        help="write figures/ledger_moves.csv: every verdict that changed since the commit REF, and why (kept when set by hand)",
+    )
     p_cl.add_argument(
         "--update-readme",
         action="store_true",

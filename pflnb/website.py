@@ -291,43 +291,71 @@ def code_version_text(code: str) -> str:
     return code if code else "not recorded (the CSV predates the code column; `make reproduce-all` writes it)"
 
 
-def claims_html(table: pd.DataFrame, paper: str) -> str:
-    """One paper's claims as an HTML table: number, claim, paper value, ours (intervals marked), seeds, verdict.
-    Row ``i`` (from 1) has the anchor ``claim-<paper>-<i>``."""
+def effect_html(effect: str, where: str) -> str:
+    """The paper's effect and where it lies against our interval ('—' when the paper states no numbers)."""
+    if not effect:
+        return "—"
+    return f'{html.escape(effect)}<br/><small class="pflnb-effect">{html.escape(where) if where else "no interval"}</small>'
+
+
+def claims_html(table: pd.DataFrame, paper: str, ours: bool = False) -> str:
+    """One paper's claims as an HTML table: number, claim, paper value (with where the paper states it), ours
+    (intervals marked), the paper's effect against our interval, seeds, verdict. ``ours``: our own checks instead
+    (with why each is ours, no paper effect). Rows keep their number in the claims CSV (from 1): row ``i`` has the
+    anchor ``claim-<paper>-<i>``."""
     rows = []
-    for i, r in enumerate(table.itertuples(index=False), start=1):
+    for i, r in zip(table.index, table.itertuples(index=False)):
+        n = i + 1
         seeds = html.escape(r.seeds) if r.seeds else "—"
+        cite = f'<br/><small class="pflnb-cite">{html.escape(r.cite)}</small>' if r.cite and not ours else ""
+        effect = effect_html(r.paper_effect, r.effect_vs_ours)
+        middle = (
+            f"<td>{html.escape(r.cite)}</td><td>{ours_html(r.ours)}</td>"
+            if ours
+            else f"<td>{html.escape(r.paper)}{cite}</td><td>{ours_html(r.ours)}</td><td>{effect}</td>"
+        )
         rows.append(
-            f'<tr id="claim-{paper}-{i}" class="pflnb-row-{VERDICT_CLASS.get(r.category, "unknown")}">'
-            f'<td class="pflnb-num">{i}</td><td>{html.escape(r.claim)}</td><td>{html.escape(r.paper)}</td>'
-            f'<td>{ours_html(r.ours)}</td><td class="pflnb-seeds">{seeds}</td>'
+            f'<tr id="claim-{paper}-{n}" class="pflnb-row-{VERDICT_CLASS.get(r.category, "unknown")}">'
+            f'<td class="pflnb-num">{n}</td><td>{html.escape(r.claim)}</td>{middle}<td class="pflnb-seeds">{seeds}</td>'
             f"<td>{verdict_badge(r.verdict, r.category)}</td></tr>"
         )
-    head = "<tr><th>#</th><th>claim</th><th>paper</th><th>ours (90 % interval)</th><th>seeds</th><th>verdict</th></tr>"
-    return f'<table class="pflnb-claims"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+    head = (
+        "<tr><th>#</th><th>our check</th><th>why it is ours</th><th>ours (90 % interval)</th><th>seeds</th><th>verdict</th></tr>"
+        if ours
+        else "<tr><th>#</th><th>claim</th><th>paper (where it says so)</th><th>ours (90 % interval)</th>"
+        "<th>paper's effect vs our interval</th><th>seeds</th><th>verdict</th></tr>"
+    )
+    cls = "pflnb-claims pflnb-ours" if ours else "pflnb-claims"
+    return f'<table class="{cls}"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _split(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the paper's claims, our checks) of a claims table, each keeping its row numbers."""
+    return table[table.source != C.OURS_SOURCE], table[table.source == C.OURS_SOURCE]
 
 
 def counts_html(table: pd.DataFrame, link: bool = True) -> str:
-    """The count of claims per paper and verdict as an HTML table with a total row (paper names linked to their
-    pages when ``link``)."""
+    """The count of the papers' claims per paper and verdict as an HTML table with a total row (paper names linked to
+    their pages when ``link``), then stand-ins, fragile verdicts (once ``make robustness`` ran) and our checks."""
     counts = C.ledger_counts(table)
     keys = {v: k for k, v in C.PAPERS.items()}
-    head = "".join(f"<th>{verdict_badge(c, c)}</th>" for c in C.COUNTED)
+    extra = [c for c in (C.STAND_IN, C.FRAGILE, C.OUR_CHECKS) if c in counts.columns]
+    head = "".join(f"<th>{verdict_badge(c, c)}</th>" for c in C.COUNTED) + "<th>total</th>"
+    head += "".join(f"<th>{html.escape(c)}</th>" for c in extra)
     cell = lambda n: f'<td class="pflnb-num{" pflnb-zero" if not n else ""}">{n}</td>'  # noqa: E731
     rows = []
     for _, r in counts.iterrows():
         name = html.escape(r["paper"])
         if link and r["paper"] in keys:
             name = f'<a href="papers/{keys[r["paper"]]}.html">{name}</a>'
-        cells = "".join(cell(int(r[c])) for c in C.COUNTED)
-        rows.append(f'<tr><td>{name}</td>{cells}<td class="pflnb-num"><b>{int(r["total"])}</b></td></tr>')
-    total = "".join(cell(int(counts[c].sum())) for c in C.COUNTED)
-    grand = f'<td class="pflnb-num"><b>{int(counts["total"].sum())}</b></td>'
-    rows.append(f'<tr class="pflnb-total"><td>all papers</td>{total}{grand}</tr>')
-    return (
-        f'<table class="pflnb-counts"><thead><tr><th>paper</th>{head}<th>total</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        cells = "".join(cell(int(r[c])) for c in C.COUNTED) + f'<td class="pflnb-num"><b>{int(r["total"])}</b></td>'
+        rows.append(f"<tr><td>{name}</td>{cells}{''.join(cell(int(r[c])) for c in extra)}</tr>")
+    total = (
+        "".join(cell(int(counts[c].sum())) for c in C.COUNTED) + f'<td class="pflnb-num"><b>{int(counts["total"].sum())}</b></td>'
     )
+    total += "".join(cell(int(counts[c].sum())) for c in extra)
+    rows.append(f'<tr class="pflnb-total"><td>all papers</td>{total}</tr>')
+    return f'<table class="pflnb-counts"><thead><tr><th>paper</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
 def _read(figures: Path, paper: str) -> tuple[pd.DataFrame, str] | None:
@@ -392,18 +420,30 @@ def paper_claims_markdown(paper: str, figures: Path, notebook: str | None = None
     table, code = found
     counts = C.ledger_counts(table.assign(paper=name)).iloc[0]
     tally = " · ".join(f"{verdict_badge(f'{int(counts[c])} {c}', c)}" for c in C.COUNTED if counts[c])
+    claims, checks = _split(table)
     lines = [
         "## Claims and verdicts",
         "",
-        f'<p class="pflnb-tally">{len(table)} claims: {tally}</p>',
+        f'<p class="pflnb-tally">{len(claims)} claims: {tally}</p>',
         "",
         f"Decided by the [verdict rule](/guides/verdict-rule) from `figures/{paper}/claims.csv`, the source of "
-        f"`pflnb claims` and of the [ledger](/ledger). Code version recorded in the CSV: "
+        f"`pflnb claims` and of the [ledger](/ledger). Each claim cites where the paper states it; the paper's effect "
+        f"(A − B, as the paper reports it) is shown beside our interval. Code version recorded in the CSV: "
         + (f"`{code}`." if code else f"{code_version_text(code)}."),
         "",
-        claims_html(table, paper),
+        claims_html(claims, paper),
         "",
     ]
+    if len(checks):
+        lines += [
+            "## Our checks (not counted)",
+            "",
+            "Checks the paper does not state (sanity checks of ours, expectations of our spec, implied readings): decided "
+            "by the same rule, listed apart, never counted in the ledger's totals.",
+            "",
+            claims_html(checks, paper, ours=True),
+            "",
+        ]
     lines += coverage_markdown(figures / paper / "coverage.csv")
     figs = figures_for_claims(table, (figures / paper).glob("*.png"))
     if figs:
@@ -451,16 +491,71 @@ def ledger_markdown(figures: Path) -> str:
         if found is None:
             continue
         t, code = found
+        claims, checks = _split(t)
         lines += [
             f"## {name}",
             "",
             f"[{name}: claims, figures and notebook](/papers/{key}) · `figures/{key}/claims.csv` · code version: "
             + (f"`{code}`" if code else code_version_text(code)),
             "",
-            claims_html(t, key),
+            claims_html(claims, key),
             "",
         ]
+        if len(checks):
+            lines += [f"### {name}: our checks (not counted)", "", claims_html(checks, key, ours=True), ""]
+    lines += robustness_markdown(figures)
+    lines += moves_markdown(figures)
     return "\n".join(lines)
+
+
+def robustness_markdown(figures: Path) -> list[str]:
+    """The ledger page's section on fragile verdicts (``figures/robustness.csv`` of ``make robustness``)."""
+    path = figures / "robustness.csv"
+    if not path.exists():
+        return []
+    t = pd.read_csv(path, keep_default_na=False, dtype=str)
+    fragile = t[t.fragile == C.FRAGILE]
+    head = "<tr><th>paper</th><th>claim</th><th>pinned kernels</th><th>perturbed kernels</th></tr>"
+    rows = "".join(
+        f"<tr><td>{html.escape(C.PAPERS.get(r.paper, r.paper))}</td><td>{html.escape(r.claim)}</td>"
+        f"<td>{verdict_badge(r.pinned, r.pinned)}<br/><small>{ours_html(r._5)}</small></td>"
+        f"<td>{verdict_badge(r.perturbed, r.perturbed)}<br/><small>{ours_html(r._6)}</small></td></tr>"
+        for r in fragile.itertuples(index=False)
+    )
+    return [
+        "## Fragile verdicts",
+        "",
+        f"`make robustness` reran the main scope's verdict seeds with torch's generic CPU kernels in place of the pinned "
+        f"AVX2 ones (a change in the last bits of the arithmetic; the tuning kept). {len(fragile)} of the {len(t)} verdicts "
+        "it checked changed: they sit on a boundary, and the ledger marks them '(fragile)'.",
+        "",
+        f'<table class="pflnb-claims pflnb-fragile"><thead>{head}</thead><tbody>{rows}</tbody></table>' if len(fragile) else "",
+        "",
+    ]
+
+
+def moves_markdown(figures: Path) -> list[str]:
+    """The ledger page's 'How the ledger moved' table (``figures/ledger_moves.csv``): every verdict that changed in the
+    last regeneration, old → new, and why."""
+    path = figures / C.MOVES_FILE
+    if not path.exists():
+        return []
+    t = pd.read_csv(path, keep_default_na=False, dtype=str)
+    head = "<tr><th>paper</th><th>claim</th><th>before</th><th>now</th><th>why</th></tr>"
+    rows = "".join(
+        f"<tr><td>{html.escape(C.PAPERS.get(r.paper, r.paper))}</td><td>{html.escape(r.claim)}</td>"
+        f"<td>{html.escape(r.before)}</td><td>{html.escape(r.now)}</td><td>{html.escape(r.why)}</td></tr>"
+        for r in t.itertuples(index=False)
+    )
+    return [
+        "## How the ledger moved",
+        "",
+        f"Every verdict that changed when the outputs were last regenerated ({len(t)} rows, `figures/{C.MOVES_FILE}`), "
+        "old → new, and what changed it.",
+        "",
+        f'<table class="pflnb-claims pflnb-moves"><thead>{head}</thead><tbody>{rows}</tbody></table>',
+        "",
+    ]
 
 
 def counts_markdown(figures: Path) -> str:

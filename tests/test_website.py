@@ -279,3 +279,60 @@ def test_coverage_section_lists_every_item_escaped_with_a_tally(tmp_path):
     assert "(1 covered, 1 missing, 1 not testable)" in text and "figures/toy/coverage.csv" in text
     assert text.count("<tr>") == 4 and "&lt;a diagram&gt;" in text and "<a diagram>" not in text
     assert "<td>Table 3</td><td>a baseline</td><td>missing</td><td>—</td><td>needs FedEM</td>" in text
+
+
+def test_our_checks_are_shown_apart_and_not_counted(tmp_path):
+    a, b = {0: 0.80, 1: 0.81, 2: 0.82}, {0: 0.70, 1: 0.70, 2: 0.71}
+    claims = [
+        C.Claim(
+            "A beats B",
+            "80.3 vs 70.3",
+            C.compare(a, b),
+            seeds=[0, 1, 2],
+            cite="§5, Table 2: “A is better”",
+            paper_effect="+10.00",
+            effect_vs_ours="inside",
+        ),
+        C.Claim("BN stats stay finite", "—", C.identity(0.0, 1e-9), source=C.OURS_SOURCE, cite="a sanity check of ours"),
+    ]
+    C.write_claims(claims, tmp_path / "lgmix" / "claims.csv")
+    page = W.paper_claims_markdown("lgmix", tmp_path)
+    assert "1 claims:" in page and "## Our checks (not counted)" in page
+    main, ours = page.split("## Our checks (not counted)")
+    assert 'id="claim-lgmix-1"' in main and 'id="claim-lgmix-2"' not in main and 'id="claim-lgmix-2"' in ours
+    assert "§5, Table 2: “A is better”" in main and '+10.00<br/><small class="pflnb-effect">inside</small>' in main
+    assert "a sanity check of ours" in ours
+    ledger = W.ledger_markdown(tmp_path)
+    total_row = ledger.split('class="pflnb-total"')[1].split("</tr>")[0]
+    assert "<b>1</b>" in total_row and "### LG-Mix: our checks (not counted)" in ledger
+
+
+def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_path):
+    _claims(tmp_path)
+    old = C.ledger(tmp_path)
+    a, b = {0: 0.80, 1: 0.81, 2: 0.82}, {0: 0.70, 1: 0.70, 2: 0.71}
+    moved = [
+        C.Claim("A beats B (Fig. 2a)", "+10", C.compare(b, a), seeds=[0, 1, 2]),  # now contradicted
+        C.Claim("A is exact (Table 1)", "identity", C.identity(0.0, 1e-9), source=C.OURS_SOURCE, cite="ours"),
+        C.Claim("brand new", "x", C.identity(0.0, 1e-9)),
+    ]
+    C.write_claims(moved, tmp_path / "lgmix" / "claims.csv")
+    moves = C.ledger_moves(old, C.ledger(tmp_path))
+    assert moves[["claim", "before", "now"]].values.tolist() == [
+        ["A beats B (Fig. 2a)", C.REPRODUCED, C.CONTRADICTED],
+        ["A is exact (Table 1)", C.REPRODUCED, f"{C.REPRODUCED} (our check)"],
+        ["brand new", "—", C.REPRODUCED],
+        ["needs a GPU", C.NOT_TESTABLE, "—"],
+    ]
+    assert moves.why.tolist()[1:] == ["not stated by the paper: moved to our checks (#32 item 5)", "new claim", "claim withdrawn"]
+    by_hand = moves.assign(why=["read by hand", *moves.why[1:]])
+    assert C.ledger_moves(old, C.ledger(tmp_path), by_hand).why[0] == "read by hand"  # kept on regeneration
+    by_hand.to_csv(tmp_path / C.MOVES_FILE, index=False)
+    (tmp_path / "robustness.csv").write_text(
+        "paper,claim,pinned,perturbed,fragile,pinned verdict,perturbed verdict\n"
+        'lgmix,brand new,reproduced,inconclusive,fragile,"+1 [+0.1, +2]","+1 [-0.1, +2]"\n'
+        "lgmix,other,reproduced,reproduced,stable,a,b\n"
+    )
+    page = W.ledger_markdown(tmp_path)
+    assert "## How the ledger moved" in page and "read by hand" in page and page.count("<tr><td>LG-Mix</td>") >= 4
+    assert "## Fragile verdicts" in page and "1 of the 2 verdicts" in page and "brand new" in page.split("## Fragile")[1]

@@ -869,6 +869,57 @@ def ledger_markdown(root: str | Path | None = None) -> str:
     return text
 
 
+MOVES_FILE = "ledger_moves.csv"  # under figures/: how the ledger moved in the last regeneration
+MOVES_COLUMNS = ["paper", "claim", "before", "now", "why"]
+
+
+def _why(old: pd.Series | None, new: pd.Series | None) -> str:
+    """A first reading of what moved a verdict, from the rows themselves (the committed table is checked by hand)."""
+    if new is None:
+        return "claim withdrawn"
+    if old is None:
+        return "new claim"
+    text = f"{new.ours} {new.verdict}"
+    if new.source == OURS_SOURCE and old.get("source", PAPER_SOURCE) != OURS_SOURCE:
+        return "not stated by the paper: moved to our checks (#32 item 5)"
+    for needle, why in (
+        ("did not train", "an arm below the floor: not testable (#32 item 1)"),
+        ("claimed size δ", "the paper's stated size used as the margin (#32 item 2)"),
+        ("not after Holm", "parts as a conjunction, Holm's correction (#32 item 3)"),
+        ("chosen on validation", "strongest competitor chosen on validation (#32 item 4)"),
+        ("against every competitor", "strongest competitor: against every competitor (#32 item 4)"),
+        ("claimed):", "'in most cases' decided as at least k of n (#32 item 6)"),
+        ("TOST", "equivalence by two one-sided tests (#32 item 8)"),
+    ):
+        if needle in text:
+            return why
+    if new.wall_clock == "yes":
+        return "paired timing job (#32 item 9)"
+    return "new numbers: pinned CPU kernels (#31), grid-edge tuning (#32 item 1)"
+
+
+def ledger_moves(old: pd.DataFrame, new: pd.DataFrame, previous: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every claim whose verdict category or source changed between two ledgers (:func:`ledger` tables), and claims
+    that appeared or went: paper key, claim, before, now, why. ``why`` is kept from ``previous`` (a committed
+    moves table, checked by hand) for the same move, else a first reading (:func:`_why`)."""
+    keys = {name: key for key, name in PAPERS.items()}
+    kept = {}
+    if previous is not None:
+        kept = {(r.paper, r.claim, r.before, r.now): r.why for r in previous.itertuples(index=False)}
+    shown = lambda r: "—" if r is None else (f"{r.category} (our check)" if r.source == OURS_SOURCE else r.category)  # noqa: E731
+    rows = []
+    for paper in [p for p in PAPERS.values() if p in set(old.paper) | set(new.paper)]:
+        a = {r.claim: r for _, r in old[old.paper == paper].iterrows()}
+        b = {r.claim: r for _, r in new[new.paper == paper].iterrows()}
+        for claim in [*b, *(c for c in a if c not in b)]:
+            before, now = a.get(claim), b.get(claim)
+            if before is not None and now is not None and shown(before) == shown(now):
+                continue
+            row = [keys[paper], claim, shown(before), shown(now)]
+            rows.append([*row, kept.get(tuple(row), _why(before, now))])
+    return pd.DataFrame(rows, columns=MOVES_COLUMNS)
+
+
 LEDGER_START, LEDGER_END = "<!-- claims-ledger:start -->", "<!-- claims-ledger:end -->"
 # Where the README points for every claim: the site's ledger page (its source, and the page `make site` builds)
 SITE_LEDGER = "docs/ledger.md"
