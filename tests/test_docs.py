@@ -183,3 +183,11 @@ def test_the_guides_new_method_registers_and_is_fedavg_without_momentum():
     finally:
         REGISTRY.pop("fedavgm", None)
         sys.modules.pop("pflnb.algorithms.fedavgm", None)
+
+
+def test_the_verdict_rule_guide_shows_the_parts_truth_table_the_code_applies():
+    from pflnb.experiments import claims as C
+
+    guide = (ROOT / "docs" / "guides" / "verdict-rule.md").read_text()
+    assert C.PARTS_TABLE in guide, "the guide's truth table of claims in parts must be the one parts() applies"
+    assert f"chance + {C.FLOOR_MARGIN:g} points" in guide, "the guide states the floor the code applies"
