@@ -667,12 +667,23 @@ def execute(profile: str, root: Path | None = None) -> Path:
     return root / "executed" / profile
 
 
-def choose_executed(profile: str, executed: Path | None = None, root: Path | None = None, run: bool = True) -> tuple[str, Path]:
-    """The (profile, folder) of executed notebooks to publish: ``executed`` or ``executed/<profile>/`` when it holds
-    every notebook; otherwise ``executed/smoke/``, executed first (when ``run``) if a notebook is missing there or
-    older than its source."""
+def newest_reproduction(profile: str, root: Path | None = None) -> Path:
+    """Of ``executed/<profile>/`` (``make reproduce-all``) and ``executed/<profile>-main/`` (``make reproduce``, the main
+    scope), the complete one whose notebooks were executed last (the full one when neither is complete)."""
     root = ROOT if root is None else root
-    folder = Path(executed) if executed is not None else root / "executed" / profile
+    full, main = root / "executed" / profile, root / "executed" / f"{profile}-main"
+    complete = [f for f in (full, main) if not executed_complete(f, root)]
+    newest = lambda f: max((f / p.name).stat().st_mtime for p in notebook_sources(root))  # noqa: E731
+    return max(complete, key=newest) if complete else full
+
+
+def choose_executed(profile: str, executed: Path | None = None, root: Path | None = None, run: bool = True) -> tuple[str, Path]:
+    """The (profile, folder) of executed notebooks to publish: ``executed``, or the last complete reproduction of
+    ``profile`` (:func:`newest_reproduction`: after ``make reproduce`` its main scope, after ``make reproduce-all`` the
+    full one); otherwise ``executed/smoke/``, executed first (when ``run``) if a notebook is missing there or older
+    than its source."""
+    root = ROOT if root is None else root
+    folder = Path(executed) if executed is not None else newest_reproduction(profile, root)
     missing = executed_complete(folder, root)
     if not missing:
         stale = executed_stale(folder, root)
@@ -707,6 +718,9 @@ def build(
     root = ROOT if root is None else root
     out = Path(out) if out is not None else root / SITE_DIR
     profile, folder = choose_executed(profile, executed, root)
+    if figures is None and (folder / "figures").is_dir():  # the main scope keeps its claims beside its notebooks
+        figures = folder / "figures"
+        print(f"[pflnb] the site shows {folder.name}/ with its own claims and figures ({figures})")
     src = stage(out / "src", folder, profile, figures=figures, root=root)
     html_dir = out / "html"
     if html_dir.exists():

@@ -2,6 +2,7 @@
 claims pages and ledger, staging and the choice of executed notebooks. The built site itself: tests/test_site.py."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -214,6 +215,16 @@ def test_choose_executed_falls_back_to_smoke(tmp_path, capsys):
     assert W.choose_executed("cpu", root=root, run=False) == ("cpu", cpu)
     with pytest.raises(FileNotFoundError, match="01_lgmix"):
         W.choose_executed("cpu", executed=root / "elsewhere", root=root)
+    # after `make reproduce` (the main scope, executed later), the site shows what that command executed
+    main = root / "executed" / "cpu-main"
+    main.mkdir()
+    (main / "00_quickstart.ipynb").write_text(json.dumps(nb))
+    assert W.choose_executed("cpu", root=root, run=False) == ("cpu", cpu)  # incomplete main scope: the full run
+    (main / "01_lgmix.ipynb").write_text(json.dumps(nb))
+    os.utime(main / "01_lgmix.ipynb", (2e9, 2e9))
+    assert W.choose_executed("cpu", root=root, run=False) == ("cpu", main)
+    os.utime(cpu / "00_quickstart.ipynb", (3e9, 3e9))  # then `make reproduce-all`: the full run again
+    assert W.choose_executed("cpu", root=root, run=False) == ("cpu", cpu)
 
 
 def test_stage_assembles_notebooks_pages_and_figures(tmp_path):
