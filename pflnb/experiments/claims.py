@@ -575,10 +575,10 @@ def effect_text(effect: float | Mapping[str, float] | None, outcome: Outcome) ->
     if isinstance(effect, Mapping):
         named = dict(outcome.parts)
         unknown = sorted(set(effect) - set(named))
-        if unknown:
+        if unknown and named:  # a claim decided in parts must name them right; one decided without parts shows '—'
             raise ValueError(f"paper effects for parts {unknown}; the claim has parts {sorted(named)}")
         shown = "; ".join(f"{k}: {v:+.2f}" for k, v in effect.items())
-        where = "; ".join(f"{k}: {effect_position(named[k], v) or '—'}" for k, v in effect.items())
+        where = "; ".join(f"{k}: {(effect_position(named[k], v) if k in named else '') or '—'}" for k, v in effect.items())
         return shown, where
     return f"{float(effect):+.2f}", effect_position(outcome, float(effect))
 

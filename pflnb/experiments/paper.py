@@ -854,7 +854,7 @@ class _Unfilled(dict):
         return "…"
 
 
-SCALE_FIELDS = ("dataset", "model", "image_size", "max_samples", "num_clients", "rounds")  # what the paper states
+SCALE_FIELDS = ("dataset", "partition", "model", "image_size", "max_samples", "num_clients", "rounds")  # what the paper states
 PARAMETERS = ("profile",)  # names in a notebook's results that are parameters, not results
 
 
@@ -871,7 +871,7 @@ def _declared_setting(experiment: Experiment, profile: str) -> dict[str, tuple[s
 
 def setting_stand_in(experiment: Experiment, profile: str) -> str:
     """Why ``experiment`` at ``profile`` is a stand-in for the paper's setting: each of :data:`SCALE_FIELDS` (dataset,
-    model, image size, samples, clients, rounds) that differs from the declaration at the ``paper`` profile, the
+    partition, model, image size, samples, clients, rounds) that differs from the declaration at the ``paper`` profile, the
     paper's own settings; '' at the paper profile or where nothing differs."""
     if profile == "paper":
         return ""
