@@ -130,6 +130,8 @@ def test_best_without_a_validation_counterpart_must_beat_every_competitor():
     assert out.verdict == C.PARTIAL and "against every competitor" in out.ours  # beats weak, not shown against strong
     assert [k for k, _ in out.parts] == ["vs weak", "vs strong"]
     assert C.best(a, {"weak": weak}, select=None, name="A").verdict == C.REPRODUCED
+    # the paper's effect (A − its strongest competitor) is read against the binding comparison: the smallest lead
+    assert out.interval == C.compare(a, strong).interval and out.interval != C.compare(a, weak).interval
 
 
 def test_value_claims_against_a_tolerance():

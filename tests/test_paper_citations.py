@@ -70,3 +70,19 @@ def test_a_claim_on_another_setting_than_the_papers_is_a_stand_in(name):
             differs = any(getattr(ours, f) != getattr(theirs, f) for f in ("dataset", "model", "num_clients", "rounds"))
             assert bool(reason) >= differs, f"{name}: {spec.claim!r} runs another setting but is no stand-in"
             assert setting_stand_in(experiment, "paper") == ""
+
+
+def test_a_view_of_an_experiment_is_a_stand_in_wherever_the_experiment_is():
+    from pflnb.experiments import claims as C
+    from pflnb.experiments.paper import Derived, Paper, View, decide
+
+    fedfac = _paper("fedfac")
+    table2 = fedfac.experiment("table2")
+    rule = lambda r: (C.check(bool(len(r["curves"])), "ok", criterion="x"), None)  # noqa: E731
+    paper = Paper("toy", "Toy", (table2,), (Derived("curves fall", "yes", rule, ours="a test"),), side={"curves": View("table2")})
+    (cpu,) = decide(paper, {"profile": "cpu", "curves": [1]})
+    assert cpu.stand_in == setting_stand_in(table2, "cpu") != ""
+    (full,) = decide(paper, {"profile": "paper", "curves": [1]})
+    assert full.stand_in == ""  # the paper's own setting there
+    with pytest.raises(ValueError, match="neither an experiment nor declared"):
+        decide(Paper("toy", "Toy", (table2,), paper.claims), {"profile": "cpu", "curves": [1]})

@@ -360,7 +360,11 @@ def best(
             return compare(a, v, higher=higher, scale=scale, names=(name, k), **kw)  # type: ignore[arg-type]
         each = {f"vs {k}": compare(a, v, higher=higher, scale=scale, names=(name, k), **kw) for k, v in others.items()}  # type: ignore[arg-type]
         out = parts(**each)
-        return replace(out, ours=f"against every competitor (no validation counterpart): {out.ours}")
+        # the binding comparison (the smallest lead on the claimed side) carries the interval the paper's effect
+        # (A − its strongest competitor) is read against; the verdict stays the conjunction's
+        ivs = [o.interval for o in each.values() if o.interval is not None and o.interval.n > 1]
+        binding = min(ivs, key=lambda iv: iv.mean if higher else -iv.mean) if ivs else None
+        return replace(out, ours=f"against every competitor (no validation counterpart): {out.ours}", interval=binding)
     missing = sorted(set(others) - set(select))
     if missing:
         raise ValueError(f"best() needs a validation value of every competitor; missing {missing}")

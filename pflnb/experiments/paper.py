@@ -704,6 +704,7 @@ class Best(_Stated):
     others: tuple[str, ...]
     metric: str = "test_acc"
     higher: bool = True
+    margin: float = 0.0  # the paper's claimed lead (points): reproduced only above it, 'smaller than claimed' below
     where: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
     stand_in: str = ""
@@ -717,7 +718,8 @@ class Best(_Stated):
         others = {o: res.values(o, self.metric, **self.where) for o in self.others}
         val = VALIDATION.get(self.metric)
         select = {o: res.values(o, val, **self.where) for o in self.others} if val else None
-        return R.best(a, others, select=select, name=self.arm, higher=self.higher), sorted(a)
+        out = R.best(a, others, select=select, name=self.arm, higher=self.higher, margin=self.margin)
+        return out, sorted(a)
 
 
 @dataclass(frozen=True)
@@ -737,6 +739,14 @@ class Derived(_Stated):
 
 
 ClaimSpec = Compare | Best | Derived
+
+
+@dataclass(frozen=True)
+class View:
+    """A side result computed from the runs of one ``experiment`` (a table of their λ, their loss curves, ...): in
+    :attr:`Paper.side` it is a stand-in wherever that experiment is, at the profile the results were computed at."""
+
+    experiment: str
 
 
 def _result(results: Mapping[str, Any], name: str) -> ExperimentResult:
@@ -779,8 +789,8 @@ class Paper:
     reproduce``, the notebooks' ``extended=False``) skips to keep its cost down; :func:`decide` reports their claims
     as not run there. ``side``: every result a claim reads that is not an engine experiment (a theory check, a
     simulation, a table the notebook derives) → '' when it runs in the paper's own setting, else why it is a
-    stand-in (another dataset, model or scale); :func:`decide` refuses a claim that reads an undeclared one, so no
-    claim's stand-in flag can be forgotten."""
+    stand-in (another dataset, model or scale), or a :class:`View` of the experiment it is computed from;
+    :func:`decide` refuses a claim that reads an undeclared one, so no claim's stand-in flag can be forgotten."""
 
     name: str
     title: str
@@ -788,7 +798,7 @@ class Paper:
     claims: tuple[ClaimSpec, ...] = ()
     coverage: tuple[Item, ...] = ()
     extended: tuple[str, ...] = ()
-    side: Mapping[str, str] = field(default_factory=dict)
+    side: Mapping[str, str | View] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [e.name for e in self.experiments]
@@ -917,13 +927,25 @@ def _stand_in(paper: Paper, spec: ClaimSpec, read: Sequence[str], results: Mappi
         if isinstance(value, ExperimentResult):
             reasons.append(setting_stand_in(value.experiment, value.profile))
         elif name in paper.side:
-            reasons.append(paper.side[name])
+            side = paper.side[name]
+            if isinstance(side, View):
+                profile = _profile_of(results)
+                reasons.append(setting_stand_in(paper.experiment(side.experiment), profile) if profile else "")
+            else:
+                reasons.append(side)
         elif name not in PARAMETERS:
             raise ValueError(
                 f"{paper.name}: the claim {spec.claim!r} reads {name!r}, which is neither an experiment nor declared in the "
                 "paper's side results (Paper.side: '' for the paper's own setting, else why it is a stand-in)"
             )
     return "; ".join(dict.fromkeys(r for r in reasons if r))
+
+
+def _profile_of(results: Mapping[str, Any]) -> str | None:
+    """The profile the results were computed at: their ``profile`` parameter, else any experiment's."""
+    if isinstance(results.get("profile"), str):
+        return results["profile"]
+    return next((r.profile for r in results.values() if isinstance(r, ExperimentResult)), None)
 
 
 def robustness_path(root: str | Path | None = None) -> Path:

@@ -31,6 +31,7 @@ PAPER_TABLE1: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]]
         "fedbabu": {"cifar10": (22.11, 58.35), "cifar100": (None, 14.48), "mnist": (None, 99.12)},
         "per-fedavg": {"cifar10": (None, 59.97), "cifar100": (None, 19.40), "mnist": (None, 99.33)},
         "lg-fedavg": {"cifar10": (None, 67.45), "cifar100": (18.97, 28.63), "mnist": (None, 99.14)},
+        "pfedhn": {"cifar10": (None, 53.12), "cifar100": (None, 37.67), "mnist": (None, None)},
     },
     "N100": {
         "pmixfed": {"cifar10": (37.73, 60.27), "cifar100": (16.25, 22.71), "mnist": (None, None)},
@@ -43,8 +44,65 @@ PAPER_TABLE1: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]]
         "lg-fedavg": {"cifar10": (32.17, 53.13), "cifar100": (9.02, 21.20), "mnist": (None, 98.10)},
     },
 }
+# Table 2 (MobileNetV1, unseen clients), as Table 1.
+PAPER_TABLE2: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]] = {
+    "N10": {
+        "pmixfed": {"cifar10": (47.90, 82.17), "cifar100": (13.73, 69.90)},
+        "pmixfed-dynamic": {"cifar10": (48.20, 81.69), "cifar100": (12.86, 70.64)},
+        "fedavg": {"cifar10": (30.79, 47.08), "cifar100": (9.91, 37.62)},
+        "fedalt": {"cifar10": (23.49, 72.25), "cifar100": (12.43, 63.73)},
+        "fedsim": {"cifar10": (24.35, 70.19), "cifar100": (11.63, 64.00)},
+        "fedbabu": {"cifar10": (11.67, 29.15), "cifar100": (7.41, 35.02)},
+        "per-fedavg": {"cifar10": (None, 61.24), "cifar100": (None, 9.40)},
+        "lg-fedavg": {"cifar10": (47.16, 71.22), "cifar100": (28.05, 36.22)},
+    },
+    "N100": {
+        "pmixfed": {"cifar10": (29.22, 73.22), "cifar100": (15.43, 59.54)},
+        "pmixfed-dynamic": {"cifar10": (29.09, 72.71), "cifar100": (15.10, 57.77)},
+        "fedavg": {"cifar10": (16.76, 31.01), "cifar100": (1.03, 3.57)},
+        "fedalt": {"cifar10": (19.34, 72.45), "cifar100": (4.07, 57.03)},
+        "fedsim": {"cifar10": (19.37, 72.11), "cifar100": (4.08, 56.57)},
+        "fedbabu": {"cifar10": (17.02, 29.56), "cifar100": (4.89, 10.53)},
+        "per-fedavg": {"cifar10": (None, 57.59), "cifar100": (None, 13.60)},
+        "lg-fedavg": {"cifar10": (36.31, 47.88), "cifar100": (5.01, 36.22)},
+    },
+}
+PaperTable = dict[str, dict[str, dict[str, tuple[float | None, float | None]]]]
+# The paper's own two versions (§5.1: "We compare two version of our method ... against several baselines"): the
+# baselines of Tables 1-2 are every other row.
+OWN_VARIANTS = ("pmixfed", "pmixfed-dynamic")
 # Table 3 (Appendix E.1): client depth M_k → (λ_k, final accuracy %).
 PAPER_TABLE3 = {3: (0.8, 85.2), 5: (0.7, 86.5), 7: (0.6, 87.3), 9: (0.5, 88.0), 11: (0.4, 88.5), 13: (0.3, 88.9)}
+
+
+def paper_margin(
+    table: PaperTable, setting: str, dataset: str, col: int, against: Sequence[str] | None = None
+) -> tuple[float, str] | None:
+    """pMixFed's margin in one cell of the paper's ``table`` (:data:`PAPER_TABLE1` or :data:`PAPER_TABLE2`; ``col`` 0:
+    before, 1: after fine-tuning): (pMixFed − the strongest of ``against`` with a value, in points, and its name);
+    ``against`` defaults to every baseline (no row of :data:`OWN_VARIANTS`). None where pMixFed or every competitor
+    has no value."""
+    rows = table[setting]
+    names = [m for m in rows if m not in OWN_VARIANTS] if against is None else list(against)
+    mine = rows["pmixfed"].get(dataset, (None, None))[col]
+    values = {m: rows[m][dataset][col] for m in names if dataset in rows.get(m, {}) and rows[m][dataset][col] is not None}
+    if mine is None or not values:
+        return None
+    strongest = max(values, key=values.get)
+    return round(mine - values[strongest], 2), strongest
+
+
+def paper_wins(table: PaperTable, against: Sequence[str] | None = None) -> tuple[int, int]:
+    """(cells of the paper's ``table`` where pMixFed is above every competitor of ``against`` with a value, cells where
+    pMixFed and a competitor have values): the paper's own count behind "in most cases"."""
+    margins = [
+        paper_margin(table, setting, dataset, col, against)
+        for setting, rows in table.items()
+        for dataset in rows["pmixfed"]
+        for col in (0, 1)
+    ]
+    known = [m for m in margins if m is not None]
+    return sum(m[0] > 0 for m in known), len(known)
 
 
 # ------------------------------------------------------------------------------------------ protocols
