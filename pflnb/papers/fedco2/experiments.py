@@ -32,6 +32,9 @@ NO_TRANSFER, INTRA_ONLY, INTER_ONLY, FULL = (
     "full Fed-CO2",
 )
 BN_LAYERS = "BN layers (paper)"  # Fig. 7: the paper's choice of the online model's personal part
+# the baselines of the paper's own tables (Tables 1, 2, 4, 7): the competitors its ranking claims are about (our added
+# FedRep, Ditto and APFL run in the feature experiment too, but the paper states nothing about them)
+PAPER_BASELINES = ("FedAvg", "FedProx", FEDBN, "FedPer", "MOON", "FedRoD", "COPA", LOCAL)
 # the online and offline models of a Fed-CO2 run by its registry method: under Algorithm 2 (label skew) they are
 # exactly FedBN and Local
 ONLINE, OFFLINE = "online model (= FedBN)", "offline model (= Local)"
@@ -127,9 +130,12 @@ def round_curves(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def curve_means(curves: pd.DataFrame) -> pd.DataFrame:
     """One row per (method, seed) of :func:`round_curves`: the mean over the evaluation rounds of the client-mean
-    test accuracy (the area under the accuracy curve over its length; NaN for a run that diverged)."""
-    out = curves.groupby(["method", "seed"], sort=False).agg(test_acc=("test_acc", "mean"), diverged=("diverged", "any"))
-    out.loc[out.diverged, "test_acc"] = np.nan
+    test accuracy (the area under the accuracy curve over its length) and the same of the validation accuracy
+    (``val_acc``: what a competitor is chosen on); NaN for a run that diverged."""
+    out = curves.groupby(["method", "seed"], sort=False).agg(
+        test_acc=("test_acc", "mean"), val_acc=("val_acc", "mean"), diverged=("diverged", "any")
+    )
+    out.loc[out.diverged, ["test_acc", "val_acc"]] = np.nan
     return out.reset_index()
 
 
@@ -151,6 +157,31 @@ def component_clients(records: list[dict[str, Any]]) -> pd.DataFrame:
     included; ``method``: the arm's label or the model's name."""
     recs = with_components(records)
     return client_table(recs).assign(method=[r["label"] for r in recs for _ in r["clients"]])
+
+
+def client_components(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per (run, model ∈ online / offline / fused, client) of Fed-CO2 ``records``: the client's ``domain``,
+    its test accuracy and its validation accuracy at that model's own best mean-validation round (Table 10 per
+    client; ``variant``: the run's label)."""
+    rows = []
+    for r in records:
+        for which in ("online", "offline", "fused"):
+            c = component_record(r, which)
+            val_means = [float(np.mean(e["val_acc"])) for e in c["evals"]]
+            best = c["evals"][int(np.argmax(val_means))]
+            for cid, (domain, test, val) in enumerate(zip(r["domains"], best["test_acc"], best["val_acc"])):
+                rows.append(
+                    {
+                        "variant": r["label"],
+                        "model": which,
+                        "seed": r["config"]["seed"],
+                        "client": cid,
+                        "domain": domain,
+                        "test_acc": float(test),
+                        "val_acc": float(val),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["variant", "model", "seed", "client", "domain", "test_acc", "val_acc"])
 
 
 def component_summary(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -265,30 +296,41 @@ def by_partition(label: ExperimentResult) -> dict[str, list[dict[str, Any]]]:
 
 
 def last_round_components(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """Per-client test accuracy of every Fed-CO2 run's online, offline and fused model at its last evaluation
-    (Fig. 4; the last round, so nothing is selected)."""
+    """Per-client test and validation accuracy of every Fed-CO2 run's online, offline and fused model at its last
+    evaluation (Fig. 4; the last round, so nothing is selected)."""
     rows = []
-    names = {"online_test_acc": "online (FedBN)", "offline_test_acc": "offline (Local)"}
+    names = {"online": "online (FedBN)", "offline": "offline (Local)"}
     for r in records:
         if r["label"] != FEDCO2:
             continue
-        e = r["evals"][-1]
-        for cid, acc in enumerate(e["test_acc"]):
-            rows.append({"seed": r["config"]["seed"], "client": cid, "model": "Fed-CO2", "test_acc": acc})
+        e, seed = r["evals"][-1], r["config"]["seed"]
+        for cid, (acc, val) in enumerate(zip(e["test_acc"], e["val_acc"])):
+            rows.append({"seed": seed, "client": cid, "model": "Fed-CO2", "test_acc": acc, "val_acc": val})
         for key, name in names.items():
+            accs, vals = e["extra"][f"{key}_test_acc"], e["extra"][f"{key}_val_acc"]
             rows += [
-                {"seed": r["config"]["seed"], "client": cid, "model": name, "test_acc": a}
-                for cid, a in enumerate(e["extra"][key])
+                {"seed": seed, "client": cid, "model": name, "test_acc": a, "val_acc": v}
+                for cid, (a, v) in enumerate(zip(accs, vals))
             ]
-    return pd.DataFrame(rows, columns=["seed", "client", "model", "test_acc"])
+    return pd.DataFrame(rows, columns=["seed", "client", "model", "test_acc", "val_acc"])
 
 
 def fusion_vs_components(last: pd.DataFrame) -> pd.DataFrame:
-    """Per seed (from :func:`last_round_components`): client-mean accuracy of the fused model, of the per-client
-    weaker and stronger of its two models, and the share of clients where fused ≥ the weaker one."""
-    w = last.pivot_table(index=["seed", "client"], columns="model", values="test_acc")
-    parts = w[["online (FedBN)", "offline (Local)"]]
-    w = w.assign(weaker=parts.min(axis=1), stronger=parts.max(axis=1))
+    """Per seed (from :func:`last_round_components`): client-mean test accuracy of the fused model and of the
+    per-client weaker and stronger of its two models, and the share of clients where fused ≥ the weaker one. Which
+    model is a client's weaker one is read on its **validation** accuracy (never on test accuracy, where the lower of
+    two noisy values would favour the fused model); where the two tie on validation, the weaker and the stronger are
+    both the mean of their test accuracies."""
+    models = ["online (FedBN)", "offline (Local)"]
+    test = last.pivot_table(index=["seed", "client"], columns="model", values="test_acc")
+    val = last.pivot_table(index=["seed", "client"], columns="model", values="val_acc")
+    on, off = (test[m] for m in models)
+    on_weaker, tie = val[models[0]] < val[models[1]], val[models[0]] == val[models[1]]
+    mean = (on + off) / 2
+    w = test.assign(
+        weaker=np.where(tie, mean, np.where(on_weaker, on, off)),
+        stronger=np.where(tie, mean, np.where(on_weaker, off, on)),
+    )
     w["above_weaker"] = (w["Fed-CO2"] >= w["weaker"]).astype(float)
     return w.groupby("seed")[["Fed-CO2", "weaker", "stronger", "above_weaker"]].mean().reset_index()
 
@@ -341,6 +383,7 @@ REPORTED_TABLE3_C10 = {  # label skew, CIFAR-10, 100 clients, (pathological, Dir
     "FedProx": (57.38, 56.46),
     "FedPer": (80.99, 74.21),
     "MOON": (48.43, 54.49),
+    "FedRoD": (89.05, 73.99),
     "FedBN": (86.71, 75.41),
     "Fed-CO2": (88.79, 77.45),
 }
