@@ -286,6 +286,8 @@ def test_where_the_papers_effect_lies_against_our_interval():
     assert C.effect_position(C.not_testable("no"), 1.0) == ""
     with pytest.raises(ValueError, match="parts \\['z'\\]"):
         C.effect_text({"z": 1.0}, whole)
+    # parts named by setting differ between profiles: the ones this profile lacks show '—'
+    assert C.effect_text({"x": 9.0, "z": 1.0}, whole) == ("x: +9.00; z: +1.00", "x: above; z: —")
     # a claim with per-part effects decided without parts (not testable at smoke, an arm below the floor): '—'
     assert C.effect_text({"x": 9.0}, C.not_testable("smoke")) == ("x: +9.00", "x: —")
 

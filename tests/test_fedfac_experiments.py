@@ -1,6 +1,8 @@
 """FedFac experiment helpers: the motivating experiment (Figs. 1–2), the sizes per profile, the tuning on validation
 accuracy and the tables of the runs."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,6 +10,7 @@ from conftest import make_toy_data
 
 from pflnb.algorithms import make_algorithm
 from pflnb.data.simulation_fedfac import digits_clients
+from pflnb.experiments.executors import Serial, execute
 from pflnb.experiments.paper import ExperimentResult
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.models import MLP, build_model
@@ -181,3 +184,76 @@ def test_time_and_new_client_tables():
     t3 = X.new_clients_table(t2).set_index("method").acc
     assert t3["FedAvg"] == pytest.approx(0.3) and t3["FedAvg+"] == pytest.approx(0.6)
     assert t3["FedFac LocalTrain"] == pytest.approx(0.4) and t3["FedFac Ensemble"] == pytest.approx(0.7)
+
+
+# ---- Table 7's paired timing ------------------------------------------------------------------------------------
+
+PAIR = ("FedAvg", "FedFac dynamic")
+
+
+def _smoke_table2():
+    """Table 2's declared smoke runs as an experiment result whose records hold their configs (seeds 0 and 1), and the
+    runs."""
+    exp = PAPER.experiment("table2")
+    runs = [(lab, cfg) for lab, cfg in exp.runs("smoke", seeds=[0, 1]) if lab["label"] in PAIR]
+    table = pd.DataFrame([lab for lab, _ in runs])
+    return ExperimentResult(exp, "smoke", table, [{"config": cfg.to_dict()} for _, cfg in runs]), runs
+
+
+def test_paired_timing_job_takes_the_configs_table2_ran():
+    t2, runs = _smoke_table2()
+    job = X.paired_timing_job(t2)
+    want = {(lab["label"], lab["seed"]): cfg for lab, cfg in runs}
+    assert job.reference.key() == want[("FedAvg", 0)].key() and job.method.key() == want[("FedFac dynamic", 0)].key()
+    assert (job.setting, job.seed, job.repetitions, job.rounds) == ("patho(S=2)", 0, 2, 1)  # smoke sizes
+    assert job.profile == "smoke" and job.label() == "fedfac-paired-timing"
+    other = X.paired_timing_job(t2, seed=1, repetitions=4, rounds=2)
+    assert other.reference.key() == want[("FedAvg", 1)].key() and other.key() != job.key()
+    assert X.paired_timing_job(t2, repetitions=3).key() != job.key()  # what is timed is in the key
+    with pytest.raises(ValueError, match="'FedRep' ran 0 times"):
+        X.paired_timing_job(t2, names=("FedAvg", "FedRep"))
+    with pytest.raises(ValueError, match="repetitions must be an integer >= 2"):
+        X.paired_timing_job(t2, repetitions=1).validate()
+    with pytest.raises(ValueError, match="same data and seed"):
+        dataclasses.replace(job, method=other.method).validate()
+
+
+def test_paired_timing_alternates_the_methods_and_pairs_each_repetition(monkeypatch):
+    """The order run is A B A B ... after one untimed round of each; each repetition's ratio is the method's median
+    per-round time over the reference's, from the times each call returned."""
+    calls = []
+
+    def fake(self, cfg, data, rounds):
+        calls.append((cfg.method, rounds))
+        k = len(calls)  # the k-th call returns 0.1 k, 0.1 k + 0.01, 0.1 k + 0.02, ...: median 0.1 k + 0.01 (3 rounds)
+        return [0.1 * k + 0.01 * i for i in range(rounds)]
+
+    monkeypatch.setattr(X.PairedTimingJob, "_timed", fake)
+    job = dataclasses.replace(X.paired_timing_job(_smoke_table2()[0]), repetitions=3, rounds=3)
+    rec = job.compute(None)
+    assert calls == [("fedavg", 1), ("fedfac", 1)] + [(m, 3) for _ in range(3) for m in ("fedavg", "fedfac")]
+    assert rec["order"] == [[r, n] for r in range(3) for n in PAIR]
+    expected = [(0.1 * (4 + 2 * r) + 0.01) / (0.1 * (3 + 2 * r) + 0.01) for r in range(3)]  # calls 3–8 are timed
+    assert rec["ratios"] == pytest.approx(expected) and rec["median"] == pytest.approx(np.median(expected))
+    assert (rec["min"], rec["max"]) == pytest.approx((min(expected), max(expected)))
+    assert rec["times"]["FedAvg"][0] == pytest.approx([0.3, 0.31, 0.32])
+    t = X.paired_timing_table(rec)
+    assert t.ratio.tolist() == pytest.approx(expected) and t.repetition.tolist() == [0, 1, 2]
+    assert t["FedAvg s/round"].tolist() == pytest.approx([0.31, 0.51, 0.71])
+    assert set(t.setting) == {"patho(S=2)"} and set(t.seed) == {0} and set(t.rounds) == {3}
+    with pytest.raises(ValueError, match="as many repetitions"):
+        X.paired_ratios({"A": [[1.0]], "B": []}, "A", "B")
+
+
+def test_paired_timing_runs_alone_and_is_cached(tmp_path):
+    """On the smoke profile: every repetition times its rounds (local training plus aggregation, positive), the record
+    is cached like any job and read back, not recomputed."""
+    t2, _ = _smoke_table2()
+    job = X.paired_timing_job(t2)
+    (rec,) = execute([job], Serial(), root=tmp_path, progress=False)
+    assert rec["order"] == [[0, "FedAvg"], [0, "FedFac dynamic"], [1, "FedAvg"], [1, "FedFac dynamic"]]
+    assert all(len(times) == 2 and all(len(r) == 1 and r[0] > 0 for r in times) for times in rec["times"].values())
+    assert rec["ratios"] == pytest.approx(X.paired_ratios(rec["times"], *PAIR))
+    assert job.path(tmp_path).exists()
+    (again,) = execute([job], Serial(), root=tmp_path, progress=False)
+    assert again["ratios"] == rec["ratios"] and again["order"] == rec["order"]

@@ -579,7 +579,7 @@ def effect_text(effect: float | Mapping[str, float] | None, outcome: Outcome) ->
     if isinstance(effect, Mapping):
         named = dict(outcome.parts)
         unknown = sorted(set(effect) - set(named))
-        if unknown and named:  # a claim decided in parts must name them right; one decided without parts shows '—'
+        if named and not set(effect) & set(named):  # parts that never match: a wrong name, not another profile
             raise ValueError(f"paper effects for parts {unknown}; the claim has parts {sorted(named)}")
         shown = "; ".join(f"{k}: {v:+.2f}" for k, v in effect.items())
         where = "; ".join(f"{k}: {(effect_position(named[k], v) if k in named else '') or '—'}" for k, v in effect.items())

@@ -2,35 +2,63 @@
 verdict rule of :mod:`pflnb.experiments.claims`.
 
 Each rule reads named values of the results given to :func:`~pflnb.experiments.paper.decide`: the experiments
-``table2``, ``digits5`` and ``ablation`` (:class:`~pflnb.experiments.paper.ExperimentResult`), the notebook's tables
-(``motivation``, ``kernels``, ``thm1``, ``thm2``, ``recovery``, ``sim``, ``stability``, ``loss``, ``t3``, ``time``,
-built by :mod:`pflnb.papers.fedfac.experiments`) and ``profile`` (experimental claims are not testable at smoke).
-Every comparative claim pairs runs by seed; theory checks use stated criteria (the spec's recovery criterion AUC ≥
-0.95, the stable-fraction criterion ≥ 0.9); value claims state their tolerance here. Table 2's first setting is the
-strong skew, its last the mild one.
+``table2``, ``digits5``, ``ablation``, ``fig10`` and the sweeps (:class:`~pflnb.experiments.paper.ExperimentResult`),
+the notebook's tables (``motivation``, ``kernels``, ``thm1``, ``thm2``, ``recovery``, ``sim``, ``stability``, ``loss``,
+``t3``, ``timing``, built by :mod:`pflnb.papers.fedfac.experiments`; each declared in the paper's ``side`` results)
+and ``profile`` (experimental claims are not testable at smoke). Every comparative claim pairs runs by seed; a rule
+that reads an arm's accuracy without comparing it (a share of clients above FedAvg, a gap, a loss, a spread) first
+asks :func:`~pflnb.experiments.claims.trained`, so an arm that did not train gives no verdict; "≈", "stable" and
+"insensitive" claims are equivalence tests (TOST) against a margin stated here; theory checks use stated criteria
+(the spec's recovery criterion AUC ≥ 0.95). Table 2's first setting is the strong skew, its last the mild one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pflnb.experiments.claims import Outcome, best, check, compare, not_testable, parts, ratio_text, value
+from pflnb.experiments.claims import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    Outcome,
+    best,
+    check,
+    compare,
+    equivalent,
+    most,
+    not_testable,
+    parts,
+    ratio_text,
+    trained,
+    value,
+)
 from pflnb.experiments.tables import client_table
 from pflnb.papers.fedfac.featuremaps import channel_similarity
 
-PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "Ditto", "APFL", "Local", "FedEM")
+# The paper's personalized competitors (§5.1: FedPer, LG-FedAvg, FedEM, FedRep); Ditto, APFL and Local are ours
+PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "FedEM")
+# ... and every competitor of Table 2 (§5.1: two global methods and the four personalized ones)
+COMPETITORS = ("FedAvg", "FedProx", *PERSONALIZED)
 SMOKE = "the smoke profile runs 1 seed and 2 rounds"
-# Fig. 6 "the first four methods are ≈ identical": |FedFac − true| within 3 points (spec §3.6's assertable margin,
-# about the ±0.03 sampling noise of 240 test points)
+# Fig. 6 "the first four decomposition methods can generate nearly identical results": |FedFac − true| within ±3
+# points (the paper gives no numbers; spec §3.6's margin, about the ±0.03 sampling noise of 240 test points), an
+# equivalence margin; "the random decomposition is much inferior" then means worse by more than that: δ = 3 points
 SIM_TOL = 3.0
-# Table 7: FedFac costs 1.21–3.39× FedAvg, i.e. 2.3 ± 1.1
-TIME_TARGET, TIME_TOL = 2.3, 1.1
+# Fig. 7 "nearly all neurons will reach their final stable states": the stable fraction within 10 points of 1 (the
+# paper gives no number; spec §3.7's criterion, stable fraction ≥ 0.9)
+STABLE_TOL = 10.0
+# Table 7: FedFac's ratio to FedAvg in the paper's Table 7 (the columns that can be read: CIFAR-100, FEMNIST,
+# Shakespeare): 1.2147 (FEMNIST) to 3.3879 (CIFAR-100 S = 5)
+TIME_LOW, TIME_HIGH = 1.2147, 3.3879
 RECOVERY_AUC = 0.95  # spec §3.5's recovery criterion
-STABLE = 0.9  # spec §3.7's stable-fraction criterion
+# Table 6: κ's effect within the paper's own largest spread over κ (S = 5: .7136 − .6921 = 2.15 points)
+KAPPA_TOL = 2.15
+# Settings the paper calls nearly IID (§5.4: "CIFAR10 with π = 1"): there FedFac's and FedAvg's losses "nearly coincide"
+NEARLY_IID = ("Dir(1.0)", "CIFAR10 Dir(1.0)")
 # Claims decided by a criterion other than the paper's own statement (see :class:`Claim`): what the paper states,
 # what we test instead.
 STAND_IN_THM2 = (
@@ -42,6 +70,32 @@ STAND_IN_RECOVERY = (
     "the paper states that static and dynamic FedFac recover the true split, judged by test accuracy (Fig. 6); we test "
     "factor analysis on the true parameters (the oracle) by the AUC of its scores against the true split, with the "
     f"spec's threshold {RECOVERY_AUC}"
+)
+STAND_IN_FIG1 = (
+    "the paper states, from heatmaps, that neurons behave alike across clients under IID data and that some learn "
+    "varied representations across clients under non-IID data (Fig. 1); we test that the across-client coefficient "
+    "of variation of a neuron's mean activation, averaged over neurons, is larger under non-IID data"
+)
+STAND_IN_FIG2 = (
+    "the paper states, from two histograms, that the IID entropies lie mostly near or below zero and the non-IID ones "
+    "have two peaks, near zero and near two (Fig. 2); we test that the non-IID entropies spread wider (IQR) and reach "
+    "higher (upper quartile) than the IID ones, not the peaks' positions"
+)
+STAND_IN_FIG9 = (
+    "the paper states, from the loss curves, that FedFac's training loss goes down faster than FedAvg's (Fig. 9); we "
+    "test that its mean training loss over the last 5 rounds is lower (a level, not a rate)"
+)
+# Why FedAvg can stay at chance under strong skew at the cpu budget (the lead's check, seed 100): not a code bug
+FEDAVG_CAUSE = (
+    "; FedAvg did not train here, by the budget, not a bug: ≈ 120 training samples a client make one local epoch ≈ 4 "
+    "Adam steps, 20 rounds at 10 % participation, and under Dir(0.1) the clients' updates cancel, so the global model "
+    "stays near its initial loss (ln 10 ≈ 2.30); with the paper's 5 local epochs it trains (33 % at 20 rounds, 50 % at "
+    "60, tuning seed 100)"
+)
+# The tuned FedFac at cpu: τ = +∞ (the official --given_threshold), every element of Λ personal
+FA_DECIDES_NOTHING = (
+    "; the tuned FedFac has τ = +∞ (every element of its split layer personal), so its factor analysis runs but "
+    "decides nothing here"
 )
 
 
@@ -91,16 +145,45 @@ def share_above(result: Any, setting: str, label: str, other: str) -> dict[int, 
     return {int(s): float(v) for s, v in above.items()}
 
 
-def _time_check(ratio: Mapping[int, float]) -> Outcome:
-    """Table 7: FedFac's training time over FedAvg's (median over seeds) rounded to 0.5× (wall-clock ratios vary from
-    run to run; rounding keeps the claims file stable), within the paper's range TIME_TARGET ± TIME_TOL."""
-    r = float(np.median(list(ratio.values())))
-    rounded = round(2 * r) / 2
-    return check(
-        TIME_TARGET - TIME_TOL <= rounded <= TIME_TARGET + TIME_TOL,
-        f"FedFac / FedAvg training time {ratio_text(r)} (median over {len(ratio)} seeds, rounded to 0.5×)",
-        criterion=f"within the paper's range {TIME_TARGET - TIME_TOL:g}–{TIME_TARGET + TIME_TOL:g}×",
+def fedavg_cause(**fedavg: Mapping[int, float]) -> str:
+    """:data:`FEDAVG_CAUSE` when one of the FedAvg arms given (name → per-seed accuracies) is below the floor in
+    effect (it did not train), else ''."""
+    return FEDAVG_CAUSE if any(trained(**{k: v}) is not None for k, v in fedavg.items()) else ""
+
+
+def fa_decides_nothing(result: Any, label: str = "FedFac dynamic") -> str:
+    """:data:`FA_DECIDES_NOTHING` when every run of arm ``label`` in ``result`` (an experiment result) has τ = +∞ (the
+    threshold 'given' without a value: every element of Λ personal), else ''."""
+    params = [
+        rec.get("config", {}).get("method_params", {}) for rec, lab in zip(result.records, result.table.label) if lab == label
+    ]
+    infinite = bool(params) and all(p.get("threshold") == "given" and p.get("tau") is None for p in params)
+    return FA_DECIDES_NOTHING if infinite else ""
+
+
+def strict_majority(n: int) -> int:
+    """The smallest k of n that is more than half."""
+    return n // 2 + 1
+
+
+def almost_all(n: int) -> int:
+    """'Almost all' of n: all but one, and never fewer than a strict majority (so all of 1 or 2)."""
+    return max(strict_majority(n), n - 1)
+
+
+def _time_check(ratios: Mapping[int, float]) -> Outcome:
+    """Table 7: FedFac's per-round training time over FedAvg's, one ratio per paired repetition, within the paper's
+    range TIME_LOW–TIME_HIGH: the 90 % t-interval of the ratios against that range (:func:`value`). Shown rounded
+    (:func:`ratio_text`, the median): wall-clock ratios vary run to run; the exact ones go to a timing table."""
+    r = float(np.median(list(ratios.values())))
+    mid, half = (TIME_LOW + TIME_HIGH) / 2, (TIME_HIGH - TIME_LOW) / 2
+    out = value(ratios, mid, half, scale=1.0, unit="×")
+    detail = {CONTRADICTED: "outside the paper's range", INCONCLUSIVE: "the interval reaches beyond the paper's range"}
+    shown = (
+        f"FedFac / FedAvg training time per round {ratio_text(r)} (median of {len(ratios)} paired repetitions, rounded; "
+        f"decided by the 90 % t-interval of the repetitions' ratios against the paper's {TIME_LOW:g}–{TIME_HIGH:g}×)"
     )
+    return replace(out, ours=shown, interval=None, detail=detail.get(out.verdict, out.detail))
 
 
 def _smoke(r: Mapping[str, Any]) -> bool:
@@ -183,23 +266,15 @@ def theorem2(r: Mapping[str, Any]) -> Decided:
 
 
 def recovery(r: Mapping[str, Any]) -> Decided:
-    """FA on the oracle matrices (``recovery``): AUC ≥ RECOVERY_AUC at every p, at κ = 0.85 (and at κ = 0.5)."""
+    """FA on the oracle matrices (``recovery``): AUC ≥ RECOVERY_AUC at every p, at κ = 0.85 (the paper's default; it
+    does not say which κ its simulation used, nor claim recovery at every κ of its tuning grid)."""
     rec = r["recovery"]
     hi, lo = rec[rec.kappa == 0.85], rec[rec.kappa == 0.5]
-    named = {
-        "κ = 0.85": check(
-            bool((hi.auc >= RECOVERY_AUC).all()),
-            f"min AUC {hi.auc.min():.3f} over p",
-            criterion=f"AUC ≥ {RECOVERY_AUC} at every p",
-        )
-    }
-    if len(lo):
-        named["κ = 0.5"] = check(
-            bool((lo.auc >= RECOVERY_AUC).all()),
-            f"max AUC {lo.auc.max():.3f} over p",
-            criterion=f"AUC ≥ {RECOVERY_AUC} at every p",
-        )
-    return (parts(**named) if len(named) > 1 else named["κ = 0.85"]), None
+    outcome = check(
+        bool((hi.auc >= RECOVERY_AUC).all()), f"min AUC {hi.auc.min():.3f} over p", criterion=f"AUC ≥ {RECOVERY_AUC} at every p"
+    )
+    shown = f"; at κ = 0.5 (not the paper's claim) max AUC {lo.auc.max():.3f}" if len(lo) else ""
+    return replace(outcome, ours=outcome.ours + shown), None
 
 
 # ---- the simulation study (Figs. 6–7), at p = 0.5, α = 0.4 -------------------------------------------------------
@@ -212,35 +287,38 @@ def _simulation(r: Mapping[str, Any]) -> dict[str, dict[int, float]]:
 
 
 def matches_true_split(r: Mapping[str, Any]) -> Decided:
-    """Fig. 6: dynamic FedFac's accuracy (``sim``) within ±SIM_TOL points of the true split's."""
+    """Fig. 6: dynamic FedFac's accuracy (``sim``) equivalent to the true split's within ±SIM_TOL points (TOST on the
+    per-seed paired differences)."""
     if _smoke(r):
         return not_testable(SMOKE), None
     acc = _simulation(r)
-    sd = _seeds(acc["true"], acc["dynamic"])
-    return value({s: acc["dynamic"][s] - acc["true"][s] for s in sd}, 0.0, SIM_TOL), sd
+    a, b = _common(acc["dynamic"], acc["true"])
+    return equivalent(a, b, margin=SIM_TOL, names=("dynamic", "true")), sorted(a)
 
 
 def random_split_worse(r: Mapping[str, Any]) -> Decided:
-    """Fig. 6: the true split beats a redrawn and a fixed random split."""
+    """Fig. 6: the true split beats a redrawn and a fixed random split by more than SIM_TOL points ('much inferior';
+    the paper's 'random guess' does not say whether the split is drawn once or every round: both are parts)."""
     if _smoke(r):
         return not_testable(SMOKE), None
     acc = _simulation(r)
     outcome = parts(
-        redrawn=_pair(acc["true"], acc["random_redrawn"], names=("true", "random redrawn")),
-        fixed=_pair(acc["true"], acc["random_fixed"], names=("true", "random fixed")),
+        redrawn=_pair(acc["true"], acc["random_redrawn"], margin=SIM_TOL, names=("true", "random redrawn")),
+        fixed=_pair(acc["true"], acc["random_fixed"], margin=SIM_TOL, names=("true", "random fixed")),
     )
     return outcome, _seeds(acc["true"], acc["random_redrawn"])
 
 
 def partition_stabilizes(r: Mapping[str, Any]) -> Decided:
-    """Fig. 7: the dynamic runs' stable fraction over the last 10 rounds (``stability``) at least STABLE."""
+    """Fig. 7: the dynamic runs' stable fraction over the last 10 rounds (``stability``, per seed) equivalent to 1
+    within STABLE_TOL points (TOST: 'nearly all neurons')."""
     if _smoke(r):
         return not_testable(SMOKE), None
     stab = r["stability"]
     dyn = stab[(stab.p == 0.5) & (stab.alpha == 0.4) & (stab.method == "dynamic")]
-    stable = float(dyn.stable_last.mean())
-    outcome = check(stable >= STABLE, f"{stable:.3f} (last 10 rounds, mean of {len(dyn)} runs)", criterion=f"≥ {STABLE}")
-    return outcome, sorted(dyn.seed)
+    frac = by_seed(dyn, "stable_last")
+    outcome = equivalent(frac, dict.fromkeys(frac, 1.0), margin=STABLE_TOL, names=("stable fraction", "all"))
+    return outcome, sorted(frac)
 
 
 # ---- Table 2 (label skew and feature shift), Fig. 9, Tables 3, 7 and 8 --------------------------------------------
@@ -256,49 +334,71 @@ def _acc(t2: pd.DataFrame, setting: str, label: str) -> dict[int, float]:
 
 
 def beats_fedavg(r: Mapping[str, Any]) -> Decided:
-    """FedFac dynamic above FedAvg at the strong skew."""
+    """Table 2: FedFac dynamic above FedAvg at the strong skew (a FedAvg that did not train: not testable)."""
     t2, skew, _ = _table2(r)
-    fill = {"skew": skew}
+    fill = {"skew": skew, "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
     ff, fa = _acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")
+    fill["fedavg"] = fedavg_cause(FedAvg=fa)
     return _pair(ff, fa, names=("FedFac", "FedAvg")), _seeds(ff, fa), fill
 
 
 def gap_shrinks(r: Mapping[str, Any]) -> Decided:
-    """FedFac − FedAvg, paired per seed, larger at the strong skew than at the mild one."""
+    """FedFac − FedAvg, paired per seed, larger at the strong skew than at the mild one; not testable where an arm
+    did not train (the gap to an untrained FedAvg measures FedFac alone)."""
     t2, skew, mild = _table2(r)
-    fill = {"skew": skew, "mild": mild}
+    fill = {"skew": skew, "mild": mild, "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
-    gap = {}
+    gap, arms = {}, {}
     for s in (skew, mild):
         ff, fa = _acc(t2, s, "FedFac dynamic"), _acc(t2, s, "FedAvg")
+        arms.update({f"FedAvg {s}": fa, f"FedFac {s}": ff})
         gap[s] = {k: ff[k] - fa[k] for k in _seeds(ff, fa)}
-    return _pair(gap[skew], gap[mild], names=(f"gap {skew}", f"gap {mild}")), _seeds(gap[skew], gap[mild]), fill
+    fill["fedavg"] = fedavg_cause(**{k: v for k, v in arms.items() if k.startswith("FedAvg")})
+    seeds = _seeds(gap[skew], gap[mild])
+    failed = trained(**arms)
+    if failed is not None:
+        return failed, seeds, fill
+    return _pair(gap[skew], gap[mild], names=(f"gap {skew}", f"gap {mild}"), accuracy=False), seeds, fill
+
+
+def _one_or_most(k: int, named: Mapping[str, Outcome]) -> Outcome:
+    return most(k, **named) if len(named) > 1 else next(iter(named.values()))
 
 
 def beats_personalized(r: Mapping[str, Any]) -> Decided:
-    """FedFac dynamic against the strongest personalized baseline that ran at the strong skew."""
-    t2, skew, _ = _table2(r)
-    pers = [p for p in PERSONALIZED if p in set(t2[t2.setting == skew].label)]
-    fill = {"skew": skew, "personalized": "/".join(pers)}
+    """Table 2 'FedFac significantly outperforms all competing methods in almost all settings', for the paper's
+    personalized competitors: per setting, FedFac dynamic against the strongest of those that ran there, chosen on
+    validation (:func:`best`); reproduced when it holds in almost all settings (:func:`almost_all`)."""
+    t2, _, _ = _table2(r)
+    pers = {s: [p for p in PERSONALIZED if p in set(t2[t2.setting == s].label)] for s in _settings(t2)}
+    pers = {s: ps for s, ps in pers.items() if ps}
+    k = almost_all(len(pers)) if pers else 0
+    shown = "; ".join(f"{s}: {'/'.join(ps)}" for s, ps in pers.items())
+    fill = {"competitors": shown, "k": str(k), "n": str(len(pers)), "fa": fa_decides_nothing(r["table2"])}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
-    ff = _acc(t2, skew, "FedFac dynamic")
-    outcome = best(ff, {p: _acc(t2, skew, p) for p in pers}, name="FedFac")
-    return outcome, _seeds(ff, _acc(t2, skew, "FedAvg")), fill
+    named = {}
+    for s, ps in pers.items():
+        select = {p: by_seed(t2, "best_val_acc", setting=s, label=p) for p in ps}
+        named[s] = best(_acc(t2, s, "FedFac dynamic"), {p: _acc(t2, s, p) for p in ps}, select=select, name="FedFac")
+    return _one_or_most(k, named), sorted(set(t2.seed)), fill
 
 
 def beats_personalized_feature_shift(r: Mapping[str, Any]) -> Decided:
-    """digits5-lite: FedFac dynamic against the strongest personalized baseline."""
+    """digits5-lite: FedFac dynamic against the strongest of the paper's personalized competitors, chosen on
+    validation."""
     d5 = r["digits5"].table
     pers = [p for p in PERSONALIZED if p in set(d5.label)]
-    fill = {"personalized": "/".join(pers)}
+    fill = {"personalized": "/".join(pers), "fa": fa_decides_nothing(r["digits5"])}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
     ff = by_seed(d5, "test_acc", label="FedFac dynamic")
-    return best(ff, {p: by_seed(d5, "test_acc", label=p) for p in pers}, name="FedFac"), sorted(ff), fill
+    select = {p: by_seed(d5, "best_val_acc", label=p) for p in pers}
+    outcome = best(ff, {p: by_seed(d5, "test_acc", label=p) for p in pers}, select=select, name="FedFac")
+    return outcome, sorted(ff), fill
 
 
 def _settings(t2: pd.DataFrame) -> list[str]:
@@ -307,45 +407,65 @@ def _settings(t2: pd.DataFrame) -> list[str]:
 
 def most_clients_improve(r: Mapping[str, Any]) -> Decided:
     """Fig. 8: per seed, the share of clients with FedFac dynamic's test accuracy above FedAvg's, against one half
-    (most clients); one part per Table 2 setting."""
+    (most clients); one part per Table 2 setting, not testable where FedAvg (or FedFac) did not train."""
     t2, skew, _ = _table2(r)
-    fill = {"settings": " and ".join(_settings(t2))}
+    fill = {"settings": " and ".join(_settings(t2)), "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
-    named = {}
+    named, fedavg = {}, {}
     for s in _settings(t2):
+        fedavg[f"FedAvg {s}"] = _acc(t2, s, "FedAvg")
+        failed = trained(**{f"FedAvg {s}": fedavg[f"FedAvg {s}"], f"FedFac {s}": _acc(t2, s, "FedFac dynamic")})
+        if failed is not None:
+            named[s] = failed
+            continue
         share = share_above(r["table2"], s, "FedFac dynamic", "FedAvg")
-        named[s] = compare(share, dict.fromkeys(share, 0.5), names=("clients above FedAvg (%)", "half"))
-    outcome = parts(**named) if len(named) > 1 else next(iter(named.values()))
-    return outcome, _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
+        named[s] = compare(share, dict.fromkeys(share, 0.5), names=("clients above FedAvg (%)", "half"), accuracy=False)
+    fill["fedavg"] = fedavg_cause(**fedavg)
+    return _one_or_parts(named), _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
 
 
 def smallest_spread(r: Mapping[str, Any]) -> Decided:
-    """Fig. 8: FedFac dynamic's across-client standard deviation of test accuracy (the table's ``client_std``, at each
-    run's best mean-validation round) against the smallest of the baselines run in the setting (lower is claimed;
-    FedFac static is FedFac's own variant, not a baseline); one part per Table 2 setting."""
+    """Fig. 8 'relatively small variance of client-side accuracies': per Table 2 setting, FedFac dynamic's
+    across-client standard deviation of test accuracy (the table's ``client_std``, at each run's best mean-validation
+    round) below that of most of the paper's competitors that ran there (a strict majority, :func:`most`; lower is
+    claimed; FedFac static is FedFac's own variant); a competitor that did not train is not testable (an untrained
+    model's spread says nothing of fairness). One part per setting."""
     t2, skew, _ = _table2(r)
-    fill = {"settings": " and ".join(_settings(t2))}
+    fill = {"settings": " and ".join(_settings(t2)), "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
-    named = {}
+    named, fedavg = {}, {}
     for s in _settings(t2):
         ff = by_seed(t2, "client_std", setting=s, label="FedFac dynamic")
-        labels = [m for m in dict.fromkeys(t2[t2.setting == s].label) if not m.startswith("FedFac")]
-        others = {m: by_seed(t2, "client_std", setting=s, label=m) for m in labels}
-        named[s] = best(ff, others, name="FedFac", higher=False, unit="points (sd)")
-    outcome = parts(**named) if len(named) > 1 else next(iter(named.values()))
-    return outcome, _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
+        ff_acc = _acc(t2, s, "FedFac dynamic")
+        each = {}
+        for m in (m for m in COMPETITORS if m in set(t2[t2.setting == s].label)):
+            if m == "FedAvg":
+                fedavg[f"FedAvg {s}"] = _acc(t2, s, m)
+            failed = trained(**{"FedFac": ff_acc, m: _acc(t2, s, m)})
+            other = by_seed(t2, "client_std", setting=s, label=m)
+            each[f"vs {m}"] = failed or compare(ff, other, higher=False, names=("FedFac", m), unit="points (sd)", accuracy=False)
+        if each:
+            named[s] = most(strict_majority(len(each)), **each)
+    fill["fedavg"] = fedavg_cause(**fedavg)
+    return _one_or_parts(named), _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
 
 
 def loss_falls_faster(r: Mapping[str, Any]) -> Decided:
-    """Fig. 9: FedFac's mean training loss of the last rounds (``loss``) below FedAvg's, one part per setting."""
-    if _smoke(r):
-        return not_testable(SMOKE), None
+    """Fig. 9: FedFac's mean training loss of the last rounds (``loss``) below FedAvg's, one part per setting but the
+    nearly IID ones (:data:`NEARLY_IID`: there the paper says the curves nearly coincide); not testable where an arm
+    did not train (the loss of an untrained FedAvg stays at its initial value)."""
     t2, skew, _ = _table2(r)
     loss = r["loss"]
-    named = {
-        s: _pair(
+    fill = {"fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
+    if _smoke(r):
+        return not_testable(SMOKE), None, fill
+    named, fedavg = {}, {}
+    for s in (s for s in dict.fromkeys(loss.setting) if s not in NEARLY_IID):
+        fedavg[f"FedAvg {s}"] = _acc(t2, s, "FedAvg")
+        failed = trained(**{f"FedAvg {s}": fedavg[f"FedAvg {s}"], f"FedFac {s}": _acc(t2, s, "FedFac dynamic")})
+        named[s] = failed or _pair(
             by_seed(loss, "loss", setting=s, label="FedFac dynamic"),
             by_seed(loss, "loss", setting=s, label="FedAvg"),
             higher=False,
@@ -353,16 +473,17 @@ def loss_falls_faster(r: Mapping[str, Any]) -> Decided:
             names=("FedFac", "FedAvg"),
             unit="(loss)",
         )
-        for s in sorted(set(loss.setting), key=list(loss.setting).index)
-    }
-    outcome = parts(**named) if len(named) > 1 else next(iter(named.values()))
-    return outcome, _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg"))
+    fill["fedavg"] = fedavg_cause(**fedavg)
+    if not named:
+        return not_testable("only nearly IID settings, where the paper says the curves nearly coincide"), None, fill
+    return _one_or_parts(named), _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
 
 
 def ensemble_beats_localtrain(r: Mapping[str, Any]) -> Decided:
-    """Table 3: held-out clients' Ensemble above LocalTrain (``t3``), one part per setting."""
+    """Table 3: held-out clients' Ensemble above LocalTrain (``t3``), in every setting (the paper: 'always')."""
+    fill = {"fa": fa_decides_nothing(r["table2"])}
     if _smoke(r):
-        return not_testable(SMOKE), None
+        return not_testable(SMOKE), None, fill
     t3 = r["t3"]
     named = {
         s: _pair(
@@ -370,19 +491,24 @@ def ensemble_beats_localtrain(r: Mapping[str, Any]) -> Decided:
             by_seed(t3, "acc", setting=s, method="FedFac LocalTrain"),
             names=("Ensemble", "LocalTrain"),
         )
-        for s in sorted(set(t3.setting), key=list(t3.setting).index)
+        for s in dict.fromkeys(t3.setting)
     }
-    return (parts(**named) if len(named) > 1 else next(iter(named.values()))), sorted(set(t3.seed))
+    return _one_or_parts(named), sorted(set(t3.seed)), fill
 
 
 def training_time(r: Mapping[str, Any]) -> Decided:
-    """Table 7: FedFac's training time over FedAvg's (``time``) at the strong skew, within the paper's range."""
-    _, skew, _ = _table2(r)
-    fill = {"skew": skew}
+    """Table 7: FedFac's per-round training time over FedAvg's from the paired timing (``timing``, one ratio per
+    repetition), within the paper's range (:func:`_time_check`)."""
+    t = r["timing"]
+    fill = {
+        "setting": str(t.setting.iloc[0]),
+        "n": str(len(t)),
+        "rounds": str(int(t["rounds"].iloc[0])),
+        "fa": fa_decides_nothing(r["table2"]),
+    }
     if _smoke(r):
         return not_testable(SMOKE), None, fill
-    ratio = by_seed(r["time"], "ratio", setting=skew, label="FedFac dynamic")
-    return _time_check(ratio), sorted(ratio), fill
+    return _time_check(dict(zip(t.repetition.astype(int), t.ratio))), sorted({int(s) for s in t.seed}), fill
 
 
 def _ablation(r: Mapping[str, Any]) -> tuple[str, dict[str, dict[int, float]]]:
@@ -392,7 +518,8 @@ def _ablation(r: Mapping[str, Any]) -> tuple[str, dict[str, dict[int, float]]]:
 
 
 def masking(r: Mapping[str, Any]) -> Decided:
-    """Table 8A: masking the shared group costs less than masking the personalized one (the ablation's first setting)."""
+    """Table 8A: masking the shared group costs less than masking the personalized one (the ablation's first setting,
+    the strongest skew)."""
     setting, ab = _ablation(r)
     if _smoke(r):
         return not_testable(SMOKE), None, {"setting": setting}
@@ -401,7 +528,8 @@ def masking(r: Mapping[str, Any]) -> Decided:
 
 
 def fa_beats_random(r: Mapping[str, Any]) -> Decided:
-    """Table 8B: the FA split beats a fixed and a redrawn random split (the ablation's first setting)."""
+    """Table 8B: the FA split beats a fixed and a redrawn random split (the ablation's first setting; the paper's
+    random split does not say whether it is drawn once or every round: both are parts)."""
     setting, ab = _ablation(r)
     if _smoke(r):
         return not_testable(SMOKE), None, {"setting": setting}
@@ -413,8 +541,6 @@ def fa_beats_random(r: Mapping[str, Any]) -> Decided:
 
 
 # ---- Tables 4–6 judged on the verdict seeds (the sweeps ``sweep_layers``, ``sweep_tau``, ``sweep_kappa``) ----------
-
-KAPPA_TOL = 2.0  # Table 6 "κ changes the accuracy only slightly": the spread over κ within ±2 points (spec: ±0.02)
 
 
 def sweep_table(result: Any) -> pd.DataFrame:
@@ -437,23 +563,29 @@ def _one_or_parts(named: Mapping[str, Outcome]) -> Outcome:
     return parts(**named) if len(named) > 1 else next(iter(named.values()))
 
 
+SCOPE_TABLE4 = (
+    "the paper finds the deepest layer best for VGG-16 on CIFAR-100 and expects shallow layers to suit simple nets on "
+    "easy tasks (its FEMNIST net, the 2-conv + 2-FC shape run here, chose Λ = {2}): the claim does not cover this net"
+)
+
+
 def deepest_layer_best(r: Mapping[str, Any]) -> Decided:
     """Table 4: the deepest layer swept (the last arm, Λ in increasing order) has the highest validation accuracy,
-    against the strongest other Λ, one part per skew level."""
+    against the strongest other Λ (chosen on the same validation accuracies), one part per skew level. Only at the
+    paper profile: the smaller profiles run the paper's FEMNIST-shaped net, outside the claim's scope."""
     t = sweep_table(r["sweep_layers"])
     fill = {"levels": " and ".join(_levels(t)), "deepest": list(dict.fromkeys(t.label))[-1]}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
+    if r["profile"] != "paper":
+        return not_testable(SCOPE_TABLE4), None, fill
     named = {}
     for s in _levels(t):
         d = t[t.setting == s]
         labels = list(dict.fromkeys(d.label))
         deepest, others = labels[-1], labels[:-1]
-        named[s] = best(
-            by_seed(d, "val_acc", label=deepest),
-            {f"Λ = {o}": by_seed(d, "val_acc", label=o) for o in others},
-            name=f"Λ = {deepest}",
-        )
+        val = {f"Λ = {o}": by_seed(d, "val_acc", label=o) for o in others}
+        named[s] = best(by_seed(d, "val_acc", label=deepest), val, select=val, name=f"Λ = {deepest}")
     return _one_or_parts(named), sorted(set(t.seed)), fill
 
 
@@ -474,21 +606,28 @@ def tau_rises_with_skew(r: Mapping[str, Any]) -> Decided:
     if _smoke(r) or len(levels) < 2:
         return not_testable(SMOKE if _smoke(r) else "one skew level"), None, fill
     q = {s: best_on_validation_by_seed(t[t.setting == s], "q") for s in (levels[0], levels[-1])}
-    outcome = _pair(q[levels[0]], q[levels[-1]], names=(f"best τ {levels[0]}", f"best τ {levels[-1]}"), unit="(τ quantile, %)")
+    names = (f"best τ {levels[0]}", f"best τ {levels[-1]}")
+    outcome = _pair(q[levels[0]], q[levels[-1]], names=names, unit="(τ quantile, %)", accuracy=False)
     return outcome, _seeds(*q.values()), fill
 
 
+KAPPA_REF = "0.85"  # Table 6's reference: the paper's default κ (Tables 4–5 run at κ = 0.85)
+
+
 def kappa_small_effect(r: Mapping[str, Any]) -> Decided:
-    """Table 6: per seed, the spread (max − min) of test accuracy over the κ values within ±KAPPA_TOL points, one part
-    per skew level."""
+    """Table 6: each κ's test accuracy equivalent to κ = 0.85's within ±KAPPA_TOL points (TOST on the per-seed paired
+    differences), one part per (skew level, κ)."""
     t = sweep_table(r["sweep_kappa"])
     fill = {"kappas": "/".join(dict.fromkeys(t.label))}
-    if _smoke(r) or t.label.nunique() < 2:
-        return not_testable(SMOKE if _smoke(r) else "one κ value"), None, fill
+    if _smoke(r) or t.label.nunique() < 2 or KAPPA_REF not in set(t.label):
+        return not_testable(SMOKE if _smoke(r) else f"κ = {KAPPA_REF} and another κ needed"), None, fill
     named = {}
     for s in _levels(t):
-        acc = t[t.setting == s].pivot_table(index="seed", columns="label", values="test_acc")
-        named[s] = value({int(k): float(v) for k, v in (acc.max(axis=1) - acc.min(axis=1)).items()}, 0.0, KAPPA_TOL)
+        d = t[t.setting == s]
+        ref = by_seed(d, "test_acc", label=KAPPA_REF)
+        for lab in (lab for lab in dict.fromkeys(d.label) if lab != KAPPA_REF):
+            a, b = _common(by_seed(d, "test_acc", label=lab), ref)
+            named[f"{s} κ = {lab}"] = equivalent(a, b, margin=KAPPA_TOL, names=(f"κ = {lab}", f"κ = {KAPPA_REF}"))
     return _one_or_parts(named), sorted(set(t.seed)), fill
 
 
