@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -16,11 +18,13 @@ from pflnb import kernels, website
 from pflnb.algorithms import list_methods
 from pflnb.data import DATASETS, PARTITIONS, DataUnavailable
 from pflnb.experiments import claims as C
+from pflnb.experiments import robustness
 from pflnb.experiments.cache import RecordNotCachedWarning
 from pflnb.experiments.config import PROFILES, profile_config, profile_seeds
 from pflnb.experiments.executors import JobsFailed, make_executor
 from pflnb.experiments.jobs import RunDivergedWarning, describe_divergence, is_diverged
 from pflnb.experiments.outputs import compare_outputs
+from pflnb.experiments.paper import TUNING_SEED, robustness_path
 from pflnb.experiments.ray_backend import shared_cluster
 from pflnb.experiments.reproduce import LOG_NAME, SCOPES, execute
 from pflnb.experiments.run import run_many
@@ -230,9 +234,6 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _cmd_robustness(args: argparse.Namespace) -> int:
-    from pflnb.experiments import robustness
-    from pflnb.experiments.paper import TUNING_SEED, robustness_path
-
     kernels.require()
     root = Path(__file__).resolve().parents[1]
     notebooks = [Path(n) for n in args.notebooks] or sorted((root / "notebooks").glob("*.ipynb"))
@@ -256,9 +257,6 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
 
 
 def _cmd_moves(args: argparse.Namespace) -> int:
-    import subprocess
-    import tempfile
-
     figures = Path(args.figures) if args.figures else C.figures_root()
     repo = figures.resolve().parent
     with tempfile.TemporaryDirectory() as tmp:  # the ledger at the commit: its claims CSVs

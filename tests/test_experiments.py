@@ -123,7 +123,22 @@ def test_claims_helpers():
     assert mean_std_str([0.5, 0.7]) == "60.0 ± 14.1 (n=2)"
     assert mean_std_str([0.5]) == "50.0 ± 0.0 (n=1)"
     df = claims_table([Claim("a equals b", "exact", identity(1e-15, 1e-12))])
-    assert list(df.columns) == ["claim", "paper", "ours", "verdict", "category", "seeds", "note", "stand_in"]
+    assert list(df.columns) == [
+        "claim",
+        "paper",
+        "ours",
+        "verdict",
+        "category",
+        "seeds",
+        "note",
+        "stand_in",
+        "source",
+        "cite",
+        "paper_effect",
+        "effect_vs_ours",
+        "wall_clock",
+        "fragile",
+    ]
     assert df.verdict[0] == "reproduced"
 
 

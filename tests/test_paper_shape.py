@@ -88,7 +88,7 @@ def test_grid_and_derived_claims():
     runs = exp.runs("smoke")
     assert [(lab["batch_size"], cfg.batch_size, cfg.method) for lab, cfg in runs] == [(8, 8, "fedavg"), (16, 16, "fedavg")]
     spec = Derived("a check", "holds", decide=lambda res: (R.check(res["x"] > 0, f"x = {res['x']}", criterion="x > 0"), None))
-    paper = Paper("toy", "", (exp,), (spec,))
+    paper = Paper("toy", "", (exp,), (spec,), side={"x": ""})  # a side result in the paper's own setting
     (claim,) = decide(paper, {"x": 2})
     assert claim.verdict == R.REPRODUCED and claim.outcome.ours.startswith("x = 2")
     (claim,) = decide(paper, {"x": -1})
@@ -176,6 +176,7 @@ def test_the_main_scope_reports_claims_on_extended_results_as_not_run():
             Compare("FedAvg beats Local", "+3", experiment="main", arm="FedAvg", other="Local"),
         ),
         extended=("sweep", "main"),
+        side={"x": "", "sweep": ""},
     )
     main, sweep, compare = decide(paper, {"x": 2}, extended=False)
     assert main.verdict == R.REPRODUCED

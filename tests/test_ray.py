@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pflnb import kernels
 from pflnb.experiments import EvalProtocol, JobsFailed, Ray, RunJob, Serial, cache_path, make_executor, run, run_many
 from pflnb.experiments import ray_backend as rb
 from pflnb.experiments.baselines import baseline_config
@@ -216,6 +217,7 @@ def test_local_start_is_tried_again_when_ray_times_out(monkeypatch):
         "num_cpus": 2,
         "include_dashboard": False,
         "_system_config": {"worker_niceness": 0},
+        "runtime_env": {"env_vars": {**kernels.settings(), kernels.ENV: kernels.mode()}},  # workers pin the kernels too
     }
     monkeypatch.setattr(ray, "init", lambda **kw: (_ for _ in ()).throw(Exception("timed out during startup")))
     with pytest.raises(Exception, match="timed out during startup"), pytest.warns(UserWarning):

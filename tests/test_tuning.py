@@ -106,14 +106,28 @@ def test_each_arm_runs_with_its_choice_on_validation(tmp_path, monkeypatch):
         cfg = base.replace(method=method, lr=lr, seed=seed, method_params=params)
         return run(cfg, progress=False)["summary"]["best_val_acc"]
 
-    # the expected choices, from the tuning runs' validation accuracy alone (first candidate on ties)
-    fedavg = [(val("fedavg", lr, 7) + val("fedavg", lr, 8)) / 2 for lr in LRS]
-    want_avg = LRS[max(range(2), key=lambda i: (fedavg[i], -i))]
-    prox = {(lr, mu): (val("fedprox", lr, 7, mu=mu) + val("fedprox", lr, 8, mu=mu)) / 2 for lr in LRS for mu in MUS}
-    order = list(prox)
-    want_prox = max(order, key=lambda k: (prox[k], -order.index(k)))
+    # the expected choices, from the tuning runs' validation accuracy alone (first candidate on ties), with the
+    # grid-edge rule played out by hand: while the chosen lr is the smallest (largest) tried, try lr²/neighbour one
+    # step beyond, at most twice per side (μ ∈ {0, 1} holds a 0: no geometric step, never extended)
+    def choose(method: str, candidates: list[tuple[float, float | None]]) -> tuple[tuple[float, float | None], int]:
+        score = lambda lr, mu: sum(val(method, lr, s, **({} if mu is None else {"mu": mu})) for s in (7, 8)) / 2  # noqa: E731
+        scores = {c: score(*c) for c in candidates}
+        taken = {"below": 0, "above": 0}
+        while True:
+            tried = list(scores)
+            best = max(tried, key=lambda c: (scores[c], -tried.index(c)))
+            lrs = sorted({lr for lr, _ in tried})
+            side = "below" if best[0] == lrs[0] else "above" if best[0] == lrs[-1] else None
+            if side is None or taken[side] == 2:
+                return best, len(scores)
+            taken[side] += 1
+            nxt = float(f"{(lrs[0] ** 2 / lrs[1] if side == 'below' else lrs[-1] ** 2 / lrs[-2]):.3g}")
+            scores[(nxt, best[1])] = score(nxt, best[1])
 
-    assert len(res.tuning) == 2 * 2 + 4 * 2 and set(res.tuning.seed) == {7, 8}
+    (want_avg, _), n_avg = choose("fedavg", [(lr, None) for lr in LRS])
+    want_prox, n_prox = choose("fedprox", [(lr, mu) for lr in LRS for mu in MUS])
+
+    assert len(res.tuning) == 2 * (n_avg + n_prox) and set(res.tuning.seed) == {7, 8}
     assert sorted(res.table.seed) == [0, 0]  # verdict runs on the verdict seed only
     by_label = dict(zip(res.table.label, res.records))
     assert by_label["FedAvg"]["config"]["lr"] == want_avg
@@ -167,4 +181,31 @@ def test_the_choice_reads_validation_never_test(monkeypatch):
     res = P.ExperimentResult(TOY.experiments[0], "smoke", table, [], table)
     summary = tuning_summary({"main": res, "theory": 1.0}).set_index("label")
     assert summary.loc["FedAvg", "chosen"] == "lr=0.003" and summary.loc["FedProx", "chosen"] == "lr=0.003, mu=1.0"
-    assert summary.loc["FedAvg", "validation accuracy (%)"] == "lr=0.003: 90.0 · lr=0.3: 50.0"
+    # 0.003 was the grid's lower edge: the grid-edge rule tried 0.003² / 0.3 = 3e-5 beyond it, which did worse
+    assert summary.loc["FedAvg", "validation accuracy (%)"] == "lr=0.003: 90.0 · lr=0.3: 50.0 · lr=3e-05: 50.0"
+
+
+def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(monkeypatch):
+    """Validation accuracy that keeps rising as the lr falls: the rule steps below the grid twice (the cap) and stops
+    there; one that peaks one step beyond: it stops at the interior choice; counts of arms at an edge before/after."""
+    import pflnb.experiments.paper as P
+
+    def fake_execute(experiment, runs, executor, progress, tuning=False):
+        out = []
+        for _, cfg in runs:
+            if cfg.method == "fedavg":  # monotone: smaller is better, without end
+                score = 1.0 - cfg.lr
+            else:  # FedProx: peaks at 3e-5 (one step below the grid), whatever μ
+                score = {3e-05: 0.9, 0.003: 0.8}.get(cfg.lr, 0.1)
+            out.append({"summary": {"best_val_acc": score, "test_acc": 0.5}})
+        return out
+
+    monkeypatch.setattr(P, "_execute", fake_execute)
+    table, choice = P._tune(TOY.experiments[0], "smoke", None, None, None, False)
+    assert choice({"label": "FedAvg"}) == ({"lr": 3e-07}, {})  # 0.003 → 3e-5 → 3e-7, then the cap
+    assert choice({"label": "FedProx"}) == ({"lr": 3e-05}, {"mu": 0.0})  # interior after one step: 3e-7 did worse
+    avg = table[table.label == "FedAvg"].drop_duplicates("candidate")
+    assert avg["tuned:lr"].tolist() == [0.003, 0.3, 3e-05, 3e-07] and avg.step.tolist() == [0, 0, 1, 2]
+    assert P.edge_counts(table) == (2, 2, 1)  # 2 arms; both at an edge on the grid; FedAvg still there at the cap
+    assert P.beyond_edge([0.01, 0.05, 0.1], 0.1) == 0.2 and P.beyond_edge([0.01, 0.05, 0.1], 0.05) is None
+    assert P.beyond_edge([3e-4, 1e-3, 3e-3], 3e-4) == 9e-05 and P.beyond_edge([0.0, 1.0], 0.0) is None

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pflnb import __version__
+from pflnb import __version__, kernels
 
 REPRODUCED = "reproduced"
 CONTRADICTED = "contradicted"
@@ -693,8 +693,6 @@ OUTPUT_PATHS = ("figures", "executed", "results", "README.md")
 def kernels_version() -> str:
     """The CPU kernels the outputs were computed with, as the claims CSV records them: the mode and the instruction set
     torch's kernels use ('avx2 (AVX2)'); the same on any machine that honours the pin, whatever its CPU model."""
-    from pflnb import kernels
-
     d = kernels.describe()
     return f"{d['mode']} ({d['capability']})"
 

@@ -465,7 +465,7 @@ EDGE_STEPS = 2  # the grid-edge rule's cap: at most this many steps beyond each 
 def beyond_edge(tried: Sequence[Any], chosen: Any) -> Any | None:
     """The grid-edge rule's next value: when ``chosen`` is the smallest (largest) of the numeric, positive values
     ``tried`` of one tuned field, one geometric step beyond that edge (the ratio of the edge to its neighbour, e.g.
-    3e-4 → 1e-4 below {3e-4, 1e-3, 3e-3}, 0.1 → 0.2 above {0.01, 0.05, 0.1}); None when it is interior or the
+    3e-4 → 9e-5 below {3e-4, 1e-3, 3e-3}, 0.1 → 0.2 above {0.01, 0.05, 0.1}); None when it is interior or the
     values are not positive numbers."""
     values = sorted({v for v in tried if isinstance(v, int | float) and not isinstance(v, bool)})
     if len(values) < 2 or len(values) != len(set(tried)) or values[0] <= 0 or chosen not in values:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from pflnb import kernels
 from pflnb.experiments import claims as C
+from pflnb.experiments.reproduce import execute
 
 PERTURBED = "generic"  # the second kernel setting
 COLUMNS = ["paper", "claim", "pinned", "perturbed", "fragile", "pinned verdict", "perturbed verdict"]
@@ -66,8 +67,6 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 def run(profile: str, out: Path, notebooks: list[Path], held_seeds: list[int], progress_bar: bool = True) -> list:
     """Execute ``notebooks`` (main scope) at ``profile`` into ``out`` under the perturbed kernels, their figures and
     claims into ``out/figures``; return the notebooks' results (:func:`pflnb.experiments.reproduce.execute`)."""
-    from pflnb.experiments.reproduce import execute
-
     saved = {k: os.environ.get(k) for k in (kernels.ENV, kernels.HOLD_ENV, "PFLNB_FIGURES")}
     os.environ.update(perturbed_environment(held_seeds))
     os.environ["PFLNB_FIGURES"] = str((out / "figures").resolve())
