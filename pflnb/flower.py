@@ -166,8 +166,8 @@ def _numbers(metrics: Mapping[str, Any]) -> dict[str, int | float]:
 def config_from_run_config(run_config: Mapping[str, Any]) -> ExperimentConfig:
     """The ExperimentConfig a Flower run config describes: ``profile`` and ``dataset`` pick the profile's row,
     ``method-params`` (a JSON object) the method's hyperparameters, and any other key a config field (Flower's
-    dashes for underscores: ``local-epochs``); keys of the app itself (``out``) are skipped."""
-    values = {str(k).replace("-", "_"): v for k, v in run_config.items() if str(k) not in ("out",)}
+    dashes for underscores: ``local-epochs``); keys of the app itself (``out``, ``server-data``) are skipped."""
+    values = {str(k).replace("-", "_"): v for k, v in run_config.items() if str(k) not in ("out", "server-data")}
     profile = values.pop("profile", "smoke")
     dataset = values.pop("dataset", "digits5-lite")
     params = values.pop("method_params", "{}")
@@ -390,6 +390,13 @@ def client_app() -> ClientApp:
 # ---- the server side ----------------------------------------------------------------------------------------------
 
 
+SERVER_DATA_HINT = (
+    "in Flower a client's data stays on the client. This method's server step reads the clients' data (FedPG's and "
+    "S-FedPG's losses at the new model, pMixFed's accuracy of the global model): in a simulation, server_data=True "
+    "(run config server-data = true, pflnb run --engine flower --server-data) lets the ServerApp build the data too"
+)
+
+
 class _RemoteSplit:
     """A client's split as the server sees it: its size, never its samples."""
 
@@ -400,9 +407,7 @@ class _RemoteSplit:
         return self.size
 
     def __getattr__(self, name: str) -> Any:
-        raise FlowerUnsupported(
-            f"the server step read client {self.cid}'s data ({name}); in Flower a client's data stays on the client"
-        )
+        raise FlowerUnsupported(f"the server step read client {self.cid}'s data ({name}); {SERVER_DATA_HINT}")
 
 
 class _RemoteClient:
@@ -410,7 +415,7 @@ class _RemoteClient:
         self.cid, self.train = cid, _RemoteSplit(cid, n_train)
 
     def __getattr__(self, name: str) -> Any:
-        raise FlowerUnsupported(f"the server step read client {self.cid}'s {name} split; in Flower it stays on the client")
+        raise FlowerUnsupported(f"the server step read client {self.cid}'s data ({name}); {SERVER_DATA_HINT}")
 
 
 @dataclass
@@ -451,7 +456,7 @@ def _first_divergence(replies: dict[int, RecordDict], order: list[int]) -> dict 
     return None
 
 
-def serve(cfg: ExperimentConfig, send: Send, num_nodes: int) -> dict[str, Any]:
+def serve(cfg: ExperimentConfig, send: Send, num_nodes: int, server_data: bool = False) -> dict[str, Any]:
     """The server's run over ``send`` (message type, {client id: content} → {client id: reply}): the engine's sampling,
     the method's server step, evaluation rounds; returns the run record (as the engine's: ``rounds``, ``evals``,
     ``summary``; no internals, extra metrics, held-out clients or final states)."""
@@ -467,7 +472,9 @@ def serve(cfg: ExperimentConfig, send: Send, num_nodes: int) -> dict[str, Any]:
     if int(first["num-clients"]) != num_nodes:
         raise ValueError(f"the data has {int(first['num-clients'])} clients but the federation {num_nodes} nodes")
     shape = tuple(int(v) for v in info[0].config_records["shape"]["input-shape"])
-    data = ServerData(n_train, int(first["num-classes"]), shape)
+    data: Any = ServerData(n_train, int(first["num-classes"]), shape)
+    if server_data:  # a simulation's server that reads the clients' data for the method's server step (not federated)
+        data = build_federated(cfg.data_spec(), seed=cfg.seed).to(device)
 
     def model_fn():
         return build_model(cfg.model, data.input_shape, data.num_classes)
@@ -571,10 +578,11 @@ def _as_list(cfgs: ExperimentConfig | Sequence[ExperimentConfig]) -> list[Experi
     return runs
 
 
-def server_app(cfgs: Configs = None, out: dict[str, Any] | None = None) -> ServerApp:
+def server_app(cfgs: Configs = None, out: dict[str, Any] | None = None, server_data: bool = False) -> ServerApp:
     """A Flower ServerApp that runs ``cfgs`` one after another on the same federation (one config or a sweep; None:
     the run config's, :func:`config_from_run_config`). The records go into ``out["records"]`` when given, and to
-    ``<out>/<method>-flower-<key>.json`` when the run config names a folder ``out``."""
+    ``<out>/<method>-flower-<key>.json`` when the run config names a folder ``out``. ``server_data`` (or the run
+    config's ``server-data``) lets the server build the data, for the methods whose server step reads it."""
     app = ServerApp()
 
     @app.main()
@@ -583,7 +591,8 @@ def server_app(cfgs: Configs = None, out: dict[str, Any] | None = None) -> Serve
         nodes = _discover(grid, runs[0])
         records = []
         for cfg in runs:
-            record = serve(cfg, _grid_send(grid, nodes), len(nodes))
+            reads = server_data or bool(context.run_config.get("server-data", False))
+            record = serve(cfg, _grid_send(grid, nodes), len(nodes), reads)
             records.append(record)
             summary = record.get("summary", {})
             if summary:
@@ -607,7 +616,10 @@ def num_nodes(cfg: ExperimentConfig) -> int:
 
 
 def run_flower(
-    cfgs: ExperimentConfig | Sequence[ExperimentConfig], num_cpus: float = 1.0, ray_init: Mapping[str, Any] | None = None
+    cfgs: ExperimentConfig | Sequence[ExperimentConfig],
+    num_cpus: float = 1.0,
+    ray_init: Mapping[str, Any] | None = None,
+    server_data: bool = False,
 ) -> list[dict[str, Any]]:
     """Run ``cfgs`` through Flower's simulation engine (``flwr.simulation.run_simulation`` on its Ray backend, each
     ClientApp with ``num_cpus``): one simulation, the runs one after another on the same nodes; returns their records
@@ -622,7 +634,7 @@ def run_flower(
     backend = {"client_resources": {"num_cpus": num_cpus, "num_gpus": 0.0}, "init_args": dict(ray_init or {})}
     backend["init_args"].setdefault("logging_level", "ERROR")
     t0 = time.perf_counter()
-    run_simulation(server_app(runs, out), client_app(), num_supernodes=nodes.pop(), backend_config=backend)
+    run_simulation(server_app(runs, out, server_data), client_app(), num_supernodes=nodes.pop(), backend_config=backend)
     if "records" not in out:
         raise RuntimeError("the Flower simulation ended without records (see Flower's log above)")
     for record in out["records"]:
@@ -630,7 +642,7 @@ def run_flower(
     return out["records"]
 
 
-def run_in_process(cfg: ExperimentConfig) -> dict[str, Any]:
+def run_in_process(cfg: ExperimentConfig, server_data: bool = False) -> dict[str, Any]:
     """The apps' server and client steps in this process, without Flower's runtime: every message still travels as
     Flower records (state dicts in ArrayRecords), each client's state in its own RecordDict as in ``context.state``.
     Quick checks (every method) and the cost of the records themselves; :func:`run_flower` runs the real thing."""
@@ -640,7 +652,7 @@ def run_in_process(cfg: ExperimentConfig) -> dict[str, Any]:
     def send(kind: str, contents: dict[int, RecordDict]) -> dict[int, RecordDict]:
         return {cid: handle(kind, cid, c, states.setdefault(cid, RecordDict())) for cid, c in contents.items()}
 
-    return serve(cfg, send, num_nodes(cfg))
+    return serve(cfg, send, num_nodes(cfg), server_data)
 
 
 def same_numbers(engine: Mapping[str, Any], flower: Mapping[str, Any], tol: float = 0.0) -> list[str]:
