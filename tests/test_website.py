@@ -279,3 +279,20 @@ def test_coverage_section_lists_every_item_escaped_with_a_tally(tmp_path):
     assert "(1 covered, 1 missing, 1 not testable)" in text and "figures/toy/coverage.csv" in text
     assert text.count("<tr>") == 4 and "&lt;a diagram&gt;" in text and "<a diagram>" not in text
     assert "<td>Table 3</td><td>a baseline</td><td>missing</td><td>—</td><td>needs FedEM</td>" in text
+
+
+def test_warning_lines_finds_warning_text_in_any_output():
+    tqdm_warning = "/venv/lib/python3.11/site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found.\n"
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": "a Warning in prose is not an output", "metadata": {}},
+            _cell(_stream("fine\n"), _stream(tqdm_warning, "stderr")),
+            _cell({"output_type": "execute_result", "data": {"text/plain": "UserWarning: x"}}),
+            _cell(_stream("2026-11-26 WARNING ray: something\n", "stderr")),
+            _cell(_stream("warnings are discussed here, none raised\n")),
+        ]
+    }
+    found = W.warning_lines(nb)
+    assert [f.split(":")[0] for f in found] == ["cell 1", "cell 2", "cell 3"]
+    assert "TqdmWarning: IProgress not found." in found[0]
+    assert W.warning_lines({"cells": [_cell(_stream("no warning here\n"))]}) == []
