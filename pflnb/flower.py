@@ -573,8 +573,8 @@ def _as_list(cfgs: ExperimentConfig | Sequence[ExperimentConfig]) -> list[Experi
     if repeated:
         raise ValueError(f"configs with keys {repeated} repeat; each run would execute twice")
     for cfg in runs:
-        cfg.validate()
         check_supported(cfg)
+        cfg.validate()
     return runs
 
 
