@@ -109,6 +109,15 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-root", default=None, help="existing folder with real datasets (default: $PFLNB_DATA)")
     p.add_argument("--device", default=None, help="cpu, cuda or auto")
     p.add_argument("--runner", default=None, help="client runner: auto, sequential or batched (default: $PFLNB_RUNNER or auto)")
+    p.add_argument(
+        "--engine",
+        choices=("pflnb", "flower"),
+        default="pflnb",
+        help="pflnb's engine or Flower's simulation (guides/flower)",
+    )
+    p.add_argument(
+        "--server-data", action="store_true", help="with --engine flower: the server may read the clients' data (FedPG, pMixFed)"
+    )
     p.add_argument("--force", action="store_true", help="re-run from scratch, ignoring a cached result and any checkpoint")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -161,6 +170,10 @@ def _cmd_list(_: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
     configs = _configs(args, methods)
+    if args.engine == "flower":
+        return _cmd_run_flower(args, configs)
+    if args.server_data:
+        raise ValueError("--server-data applies to --engine flower only")
     try:
         records = run_many(
             configs,
@@ -180,6 +193,23 @@ def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
     if _report_not_cached(records):
         return EXIT_NOT_CACHED
     return EXIT_DIVERGED if diverged else 0
+
+
+def _cmd_run_flower(args: argparse.Namespace, configs: list) -> int:
+    """The runs through Flower's simulation engine (pflnb.flower): one simulation, the runs one after another; never cached."""
+    options = (
+        ("--backend ray", args.backend == "ray"),
+        ("--workers", (args.workers or 1) > 1),
+        ("--checkpoint-every", args.checkpoint_every > 0),
+    )
+    refused = [option for option, used in options if used]
+    if refused:
+        raise ValueError(f"--engine flower runs in one Flower simulation; {', '.join(refused)} not allowed with it")
+    from pflnb import flower
+
+    records = flower.run_flower(configs, server_data=args.server_data)
+    print(f"[pflnb] {len(records)} run(s) through Flower's simulation engine in {records[0]['simulation_s']:.1f} s (not cached)")
+    return EXIT_DIVERGED if _print_results(records) else 0
 
 
 def _report_not_cached(records: list[dict[str, Any] | None]) -> int:

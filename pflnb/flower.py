@@ -165,9 +165,12 @@ def _numbers(metrics: Mapping[str, Any]) -> dict[str, int | float]:
 
 def config_from_run_config(run_config: Mapping[str, Any]) -> ExperimentConfig:
     """The ExperimentConfig a Flower run config describes: ``profile`` and ``dataset`` pick the profile's row,
-    ``method-params`` (a JSON object) the method's hyperparameters, and any other key a config field (Flower's
-    dashes for underscores: ``local-epochs``); keys of the app itself (``out``, ``server-data``) are skipped."""
+    ``method-params`` (a JSON object) the method's hyperparameters, ``num-server-rounds`` the rounds, and any other key
+    a config field (Flower's dashes for underscores: ``local-epochs``); the app's own keys (``out``, ``server-data``)
+    are skipped."""
     values = {str(k).replace("-", "_"): v for k, v in run_config.items() if str(k) not in ("out", "server-data")}
+    if "num_server_rounds" in values:  # Flower's name for the number of rounds
+        values["rounds"] = values.pop("num_server_rounds")
     profile = values.pop("profile", "smoke")
     dataset = values.pop("dataset", "digits5-lite")
     params = values.pop("method_params", "{}")
