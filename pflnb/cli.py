@@ -1,4 +1,4 @@
-"""Command line: ``pflnb run | sweep | list | reproduce | claims | check-outputs | site``."""
+"""Command line: ``pflnb run | sweep | list | reproduce | claims | check-outputs | site | notebooks``."""
 
 from __future__ import annotations
 
@@ -292,6 +292,15 @@ def _cmd_check_outputs(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_notebooks(args: argparse.Namespace) -> int:
+    from pflnb.resources import copy_notebooks
+
+    copied = copy_notebooks(args.dir, force=args.force)
+    print(f"[pflnb] {len(copied)} notebooks copied to {Path(args.dir).expanduser()}: {' '.join(p.name for p in copied)}")
+    print(f"        open them with: jupyter lab {Path(args.dir).expanduser()}")
+    return 0
+
+
 def _cmd_site(args: argparse.Namespace) -> int:
     import subprocess
 
@@ -360,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     p_site.add_argument("--executed", default=None, help="a folder of executed notebooks to show instead")
     p_site.add_argument("--figures", default=None, help="folder of the claims CSVs and figures (default: figures/)")
     p_site.add_argument("--out", default=None, help="output folder (default: _site/ in the repository)")
+    p_nb = sub.add_parser("notebooks", help="copy the notebooks (quickstart, one per paper, baselines) into a folder")
+    p_nb.add_argument("dir", help="the folder (created if missing)")
+    p_nb.add_argument("--force", action="store_true", help="replace notebooks already there")
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():
@@ -377,8 +389,10 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_check_outputs(args)
             if args.command == "site":
                 return _cmd_site(args)
+            if args.command == "notebooks":
+                return _cmd_notebooks(args)
             return _cmd_reproduce_on_backend(args)
-    except (ValueError, FileNotFoundError, ConnectionError, DataUnavailable) as err:
+    except (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, ConnectionError, DataUnavailable) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2
 
