@@ -113,7 +113,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--engine",
         choices=("pflnb", "flower"),
         default="pflnb",
-        help="pflnb's engine or Flower's simulation (guides/flower)",
+        help="pflnb's engine, or Flower's simulation engine (docs/guides/flower.md)",
     )
     p.add_argument(
         "--server-data", action="store_true", help="with --engine flower: the server may read the clients' data (FedPG, pMixFed)"

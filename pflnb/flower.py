@@ -43,6 +43,7 @@ import torch
 import pflnb
 from pflnb.algorithms import make_algorithm
 from pflnb.data import FederatedDataset, build_federated
+from pflnb.experiments import ray_backend
 from pflnb.experiments.config import ExperimentConfig, profile_config
 from pflnb.experiments.jobs import thread_limits
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
@@ -70,8 +71,8 @@ try:
 except ImportError as err:  # pragma: no cover - flwr is in requirements.txt
     raise ImportError("pflnb.flower needs Flower: pip install 'pflnb[flower]' (flwr[simulation] 1.42)") from err
 
-log = logging.getLogger("pflnb.flower")
-STATE = "pflnb"  # prefix of the records this app keeps in a client's context.state
+log = logging.getLogger("flwr").getChild("pflnb")  # Flower's handler shows it (flwr run --stream, simulations)
+STATE = "pflnb-"  # prefix of the records this app keeps in a client's context.state
 EVAL_KEYS = ("val_acc", "test_acc", "val_loss", "test_loss")
 AFTER_AGGREGATE = "train.after_aggregate"
 
@@ -259,18 +260,18 @@ def client_side(cfg: ExperimentConfig) -> ClientSide:
 def _load_client(side: ClientSide, cid: int, state: RecordDict) -> dict[str, Any]:
     """Client ``cid``'s state kept on this node for the current run; the method's initial state the first time (a
     state another run of the sweep left here is replaced)."""
-    owner = state.config_records.get(f"{STATE}.owner")
+    owner = state.config_records.get(f"{STATE}owner")
     if owner is None or owner["key"] != side.cfg.key():
         return side.initial_client(cid)
     if owner["cid"] != cid:
         raise ValueError(f"this node's state belongs to client {owner['cid']}, not to partition {cid}")
-    return unpack(state, f"{STATE}.client", side.ctx.device)
+    return unpack(state, f"{STATE}client", side.ctx.device)
 
 
 def _store_client(side: ClientSide, cid: int, state: RecordDict, client: dict[str, Any]) -> None:
-    for k, v in pack(client, f"{STATE}.client").items():
+    for k, v in pack(client, f"{STATE}client").items():
         state[k] = v
-    state[f"{STATE}.owner"] = ConfigRecord({"key": side.cfg.key(), "cid": cid})
+    state[f"{STATE}owner"] = ConfigRecord({"key": side.cfg.key(), "cid": cid})
 
 
 def _divergence(found: dict | None) -> RecordDict:
@@ -626,7 +627,9 @@ def run_flower(
 ) -> list[dict[str, Any]]:
     """Run ``cfgs`` through Flower's simulation engine (``flwr.simulation.run_simulation`` on its Ray backend, each
     ClientApp with ``num_cpus``): one simulation, the runs one after another on the same nodes; returns their records
-    (see :func:`serve`), each with ``simulation_s``, the wall time of the whole simulation (Ray's start included)."""
+    (see :func:`serve`), each with ``simulation_s``, the wall time of the whole simulation (Ray's start included).
+    Ray starts as pflnb's Ray executor starts it (:func:`pflnb.experiments.ray_backend.connect`), unless ``ray_init``
+    gives Flower's backend its own ``ray.init`` arguments; an instance this process already has is used as it is."""
     from flwr.simulation import run_simulation
 
     runs = _as_list(cfgs)
@@ -637,6 +640,10 @@ def run_flower(
     backend = {"client_resources": {"num_cpus": num_cpus, "num_gpus": 0.0}, "init_args": dict(ray_init or {})}
     backend["init_args"].setdefault("logging_level", "ERROR")
     t0 = time.perf_counter()
+    if not ray_init:
+        # pflnb's local start (its retries when a busy machine makes Ray's start time out); Flower's backend then uses
+        # this instance and shuts it down at the end of the simulation
+        ray_backend.connect()
     run_simulation(server_app(runs, out, server_data), client_app(), num_supernodes=nodes.pop(), backend_config=backend)
     if "records" not in out:
         raise RuntimeError("the Flower simulation ended without records (see Flower's log above)")

@@ -106,7 +106,7 @@ def test_personal_state_stays_on_the_client():
 
     record = F.serve(cfg, send, F.num_nodes(cfg))
     assert sent and all(not S.bn_keys(dict(a)) for a in sent), "a BN entry left a client"
-    kept = [F.unpack(states[c], "pflnb.client")["personal"] for c in range(5)]
+    kept = [F.unpack(states[c], "pflnb-client")["personal"] for c in range(5)]
     assert kept[0] and set(kept[0]) == set(S.bn_keys(kept[0]))
     assert not S.equal(kept[0], kept[1]), "each client keeps its own BN statistics"
     assert record["summary"] == run(cfg, cache=False, progress=False)["summary"]
