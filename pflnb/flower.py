@@ -75,6 +75,7 @@ log = logging.getLogger("flwr").getChild("pflnb")  # Flower's handler shows it (
 STATE = "pflnb-"  # prefix of the records this app keeps in a client's context.state
 EVAL_KEYS = ("val_acc", "test_acc", "val_loss", "test_loss")
 AFTER_AGGREGATE = "train.after_aggregate"
+REPLY_TIMEOUT = 3600.0  # seconds the server waits for a round's replies (Flower's strategies wait as long)
 
 
 class FlowerUnsupported(ValueError):
@@ -532,7 +533,7 @@ def _grid_send(grid: Grid, nodes: dict[int, int]) -> Send:
         messages = [Message(content=c, dst_node_id=nodes[cid], message_type=kind) for cid, c in contents.items()]
         by_node = {node: cid for cid, node in nodes.items()}
         out: dict[int, RecordDict] = {}
-        for reply in grid.send_and_receive(messages):
+        for reply in grid.send_and_receive(messages, timeout=REPLY_TIMEOUT):
             cid = by_node[reply.metadata.src_node_id]
             if reply.has_error():
                 raise RuntimeError(f"client {cid} failed in {kind}: {reply.error.reason}")
@@ -554,13 +555,15 @@ def _discover(grid: Grid, cfg: ExperimentConfig, timeout: float = 120.0) -> dict
         nodes = list(grid.get_node_ids())
     time.sleep(0.2)
     nodes = sorted(grid.get_node_ids())
+    if not nodes:
+        raise RuntimeError(f"no Flower node joined within {timeout:.0f} s (did the simulation runtime start?)")
     query = [Message(content=_config(cfg), dst_node_id=n, message_type="query") for n in nodes]
     mapping: dict[int, int] = {}
-    for reply in grid.send_and_receive(query):
+    for reply in grid.send_and_receive(query, timeout=REPLY_TIMEOUT):
         if reply.has_error():
             raise RuntimeError(f"node {reply.metadata.src_node_id} failed the query: {reply.error.reason}")
         mapping[int(reply.content.metric_records["info"]["partition-id"])] = reply.metadata.src_node_id
-    if sorted(mapping) != list(range(len(nodes))):
+    if sorted(mapping) != list(range(len(nodes))):  # a node that did not answer, or a partition held twice
         raise ValueError(f"the nodes hold partitions {sorted(mapping)}, expected 0..{len(nodes) - 1}")
     return mapping
 
