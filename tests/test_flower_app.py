@@ -54,8 +54,11 @@ def superlink(tmp_path):
         "PFLNB_PROFILE": "smoke",
     }
     health = f"http://127.0.0.1:{LOCAL_SUPERLINK_HTTP_API_PORT}/health"
-    with pytest.raises(httpx.HTTPError):
-        httpx.get(health, timeout=1.0)  # nothing else answers on the port: the test talks to its own SuperLink
+    try:  # nothing else may answer on the port: the test talks to its own SuperLink
+        httpx.get(health, timeout=1.0)
+        pytest.fail(f"a SuperLink already answers at {health} (a leftover `flower-superlink`? stop it first)")
+    except httpx.HTTPError:
+        pass
     cmd = [str(BIN / "flower-superlink"), "--insecure", "--simulation", "--isolation", ISOLATION_MODE_SUBPROCESS]
     cmd += ["--control-api-address", LOCAL_CONTROL_API_ADDRESS, "--host", "127.0.0.1", "--port", LOCAL_SUPERLINK_HTTP_API_PORT]
     log = open(tmp_path / "superlink.log", "w")  # noqa: SIM115
