@@ -79,6 +79,7 @@ def test_run_config_gives_the_experiment_config_and_bad_input_is_named():
         {"method": "ditto", "profile": "smoke", "rounds": 3, "local-epochs": 2, "method-params": '{"lam": 0.1}', "out": "x"}
     )
     assert cfg == _smoke("ditto", rounds=3, local_epochs=2, method_params={"lam": 0.1})
+    assert F.config_from_run_config({"method": "fedbn", "num-server-rounds": 5, "server-data": True}) == _smoke("fedbn", rounds=5)
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         F.config_from_run_config({"method": "nope"})
     with pytest.raises(ValueError, match="method-params must be a JSON object"):
