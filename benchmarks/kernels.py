@@ -17,7 +17,6 @@ time of the runs (best of the repetitions), with its ratio to ``native``. Usage:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -37,8 +36,17 @@ from pflnb import kernels  # noqa: E402
 RUNS = [
     dict(method="fedbn", dataset="digits5-lite", model="small-bn-cnn", rounds=4),
     dict(method="fedavg", dataset="fmnist", model="mlp", rounds=4, num_clients=10, max_samples=2000, image_size=14),
-    dict(method="fedavg", dataset="fmnist", model="fedfac-cnn", optimizer="adam", lr=1e-3, rounds=4, num_clients=10,
-         max_samples=2000, image_size=14),
+    dict(
+        method="fedavg",
+        dataset="fmnist",
+        model="fedfac-cnn",
+        optimizer="adam",
+        lr=1e-3,
+        rounds=4,
+        num_clients=10,
+        max_samples=2000,
+        image_size=14,
+    ),
 ]
 
 CHILD = r"""

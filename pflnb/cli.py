@@ -1,4 +1,4 @@
-"""Command line: ``pflnb run | sweep | list | reproduce | robustness | claims | check-outputs | site``."""
+"""Command line: ``pflnb run | sweep | list | reproduce | robustness | claims | check-outputs | site | notebooks``."""
 
 from __future__ import annotations
 
@@ -115,6 +115,15 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-root", default=None, help="existing folder with real datasets (default: $PFLNB_DATA)")
     p.add_argument("--device", default=None, help="cpu, cuda or auto")
     p.add_argument("--runner", default=None, help="client runner: auto, sequential or batched (default: $PFLNB_RUNNER or auto)")
+    p.add_argument(
+        "--engine",
+        choices=("pflnb", "flower"),
+        default="pflnb",
+        help="pflnb's engine, or Flower's simulation engine (docs/guides/flower.md)",
+    )
+    p.add_argument(
+        "--server-data", action="store_true", help="with --engine flower: the server may read the clients' data (FedPG, pMixFed)"
+    )
     p.add_argument("--force", action="store_true", help="re-run from scratch, ignoring a cached result and any checkpoint")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -167,6 +176,10 @@ def _cmd_list(_: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
     configs = _configs(args, methods)
+    if args.engine == "flower":
+        return _cmd_run_flower(args, configs)
+    if args.server_data:
+        raise ValueError("--server-data applies to --engine flower only")
     try:
         records = run_many(
             configs,
@@ -186,6 +199,23 @@ def _cmd_run(args: argparse.Namespace, methods: list[str]) -> int:
     if _report_not_cached(records):
         return EXIT_NOT_CACHED
     return EXIT_DIVERGED if diverged else 0
+
+
+def _cmd_run_flower(args: argparse.Namespace, configs: list) -> int:
+    """The runs through Flower's simulation engine (pflnb.flower): one simulation, the runs one after another; never cached."""
+    options = (
+        ("--backend ray", args.backend == "ray"),
+        ("--workers", (args.workers or 1) > 1),
+        ("--checkpoint-every", args.checkpoint_every > 0),
+    )
+    refused = [option for option, used in options if used]
+    if refused:
+        raise ValueError(f"--engine flower runs in one Flower simulation; {', '.join(refused)} not allowed with it")
+    from pflnb import flower
+
+    records = flower.run_flower(configs, server_data=args.server_data)
+    print(f"[pflnb] {len(records)} run(s) through Flower's simulation engine in {records[0]['simulation_s']:.1f} s (not cached)")
+    return EXIT_DIVERGED if _print_results(records) else 0
 
 
 def _report_not_cached(records: list[dict[str, Any] | None]) -> int:
@@ -314,6 +344,15 @@ def _cmd_check_outputs(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_notebooks(args: argparse.Namespace) -> int:
+    from pflnb.resources import copy_notebooks
+
+    copied = copy_notebooks(args.dir, force=args.force)
+    print(f"[pflnb] {len(copied)} notebooks copied to {Path(args.dir).expanduser()}: {' '.join(p.name for p in copied)}")
+    print(f"        open them with: jupyter lab {Path(args.dir).expanduser()}")
+    return 0
+
+
 def _cmd_site(args: argparse.Namespace) -> int:
     import subprocess
 
@@ -398,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     p_site.add_argument("--executed", default=None, help="a folder of executed notebooks to show instead")
     p_site.add_argument("--figures", default=None, help="folder of the claims CSVs and figures (default: figures/)")
     p_site.add_argument("--out", default=None, help="output folder (default: _site/ in the repository)")
+    p_nb = sub.add_parser("notebooks", help="copy the notebooks (quickstart, one per paper, baselines) into a folder")
+    p_nb.add_argument("dir", help="the folder (created if missing)")
+    p_nb.add_argument("--force", action="store_true", help="replace notebooks already there")
     args = parser.parse_args(argv)
     try:
         with warnings.catch_warnings():
@@ -417,8 +459,18 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_site(args)
             if args.command == "robustness":
                 return _cmd_robustness(args)
+            if args.command == "notebooks":
+                return _cmd_notebooks(args)
             return _cmd_reproduce_on_backend(args)
-    except (ValueError, FileNotFoundError, ConnectionError, DataUnavailable, kernels.KernelsNotHonoured) as err:
+    except (
+        ValueError,
+        FileNotFoundError,
+        FileExistsError,
+        NotADirectoryError,
+        ConnectionError,
+        DataUnavailable,
+        kernels.KernelsNotHonoured,
+    ) as err:
         print(f"pflnb: error: {err}", file=sys.stderr)
         return 2
 

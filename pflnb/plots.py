@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-FIGURES = Path(__file__).resolve().parents[1] / "figures"
+_CHECKOUT = Path(__file__).resolve().parents[1]
+# figures/ of the checkout; for an installed wheel, figures/ in the working folder (a notebook's own folder in Jupyter)
+FIGURES = (_CHECKOUT if (_CHECKOUT / "pyproject.toml").exists() else Path.cwd()) / "figures"
 
 
 def set_style() -> None:

@@ -85,6 +85,22 @@ _WIDGET_REPR = re.compile(r"^\s*(HBox|VBox|IntProgress|FloatProgress|HTML)\(chil
 _TQDM_WARNING = re.compile(r"^.*TqdmWarning: IProgress not found.*\n(?:\s+from \.autonotebook import .*\n?)?", re.M)
 
 
+# Warning text in an output: a Python warning (``TqdmWarning: ...``, ``UserWarning: ...``) or a logger's ``WARNING``
+_WARNING_TEXT = re.compile(r"\b[A-Z]\w*Warning\b|\bWARNING\b")
+
+
+def warning_lines(nb: dict) -> list[str]:
+    """Every line of warning text in executed notebook ``nb``'s outputs (streams, plain-text results, errors), as
+    ``cell N: line``; an executed notebook of the package should have none."""
+    found = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            texts = [_text(out.get("text", "")), _text(out.get("data", {}).get("text/plain", ""))]
+            texts += [f"{out.get('ename', '')}: {out.get('evalue', '')}"] if out.get("output_type") == "error" else []
+            found += [f"cell {i}: {line.strip()}" for t in texts for line in t.splitlines() if _WARNING_TEXT.search(line)]
+    return found
+
+
 def collapse_redraws(text: str) -> str:
     """Text as a terminal shows it: of each line redrawn with carriage returns only its last drawing is kept."""
     lines = []

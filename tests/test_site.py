@@ -211,6 +211,17 @@ def test_notebook_pages_show_their_figures_inline(site):
         assert "Executed notebook" in text and "<strong>smoke</strong> profile" in text
 
 
+def test_executed_notebooks_show_no_warning_text(site):
+    """ipywidgets is installed with the set-up, so tqdm.auto draws widget bars and says nothing on stderr; any other
+    warning in a notebook's outputs is a defect too."""
+    found = {}
+    for src in W.notebook_sources():
+        lines = W.warning_lines(json.loads((ROOT / "executed" / "smoke" / src.name).read_text()))
+        if lines:
+            found[src.name] = lines
+    assert not found, f"warning text in executed notebooks: {found}"
+
+
 # ------------------------------------------------------------------------------------------------ in the browser
 
 

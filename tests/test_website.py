@@ -347,3 +347,20 @@ def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_pat
     page = W.ledger_markdown(tmp_path)
     assert "## How the ledger moved" in page and "read by hand" in page and page.count("<tr><td>LG-Mix</td>") >= 4
     assert "## Fragile verdicts" in page and "1 of the 2 verdicts" in page and "brand new" in page.split("## Fragile")[1]
+
+
+def test_warning_lines_finds_warning_text_in_any_output():
+    tqdm_warning = "/venv/lib/python3.11/site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found.\n"
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": "a Warning in prose is not an output", "metadata": {}},
+            _cell(_stream("fine\n"), _stream(tqdm_warning, "stderr")),
+            _cell({"output_type": "execute_result", "data": {"text/plain": "UserWarning: x"}}),
+            _cell(_stream("2026-11-26 WARNING ray: something\n", "stderr")),
+            _cell(_stream("warnings are discussed here, none raised\n")),
+        ]
+    }
+    found = W.warning_lines(nb)
+    assert [f.split(":")[0] for f in found] == ["cell 1", "cell 2", "cell 3"]
+    assert "TqdmWarning: IProgress not found." in found[0]
+    assert W.warning_lines({"cells": [_cell(_stream("no warning here\n"))]}) == []

@@ -136,6 +136,31 @@ def sample_clients(ctx: Context, participation: float) -> list[int]:
     return sorted(perm[:k].tolist())
 
 
+def initial_state(model_fn: Callable[[], PFLModel], seed: int, device: torch.device) -> S.State:
+    """The initial model state of a run: ``model_fn()`` built under the seed (seed, "init"), on ``device`` (the
+    global torch generator is left as it was)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(seed, "init"))
+        init_model = model_fn()
+    return S.to(S.clone(init_model.state_dict()), device)
+
+
+def begin_round(ctx: Context, optim: OptimConfig, t: int) -> None:
+    """Set ``ctx`` to round ``t`` (1-based): its round (which seeds every generator) and the local optimizer settings."""
+    ctx.round = t
+    ctx.optim = optim.at_round(t)
+
+
+def is_eval_round(settings: RunSettings, t: int) -> bool:
+    """Whether round ``t`` ends with an evaluation of every client (every ``eval_every`` rounds and the last)."""
+    return t % settings.eval_every == 0 or t == settings.rounds
+
+
+def server_step(algorithm: Algorithm, ctx: Context, server: dict[str, Any], messages: dict[int, dict[str, Any]]) -> dict:
+    """The server's step of a round: the method's aggregation of the sampled clients' messages (keyed by client id)."""
+    return algorithm.aggregate(ctx, server, messages)
+
+
 def _evaluate_unseen(algorithm: Algorithm, ctx: Context, server: dict) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"before": [], "after": []}
     for data in ctx.data.unseen:
@@ -273,11 +298,8 @@ def run_simulation(
     settings.validate()
     device = torch.device(settings.device) if settings.device else torch.device("cpu")
     data = data.to(device)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(derive_seed(settings.seed, "init"))
-        init_model = model_fn()
+    init_state = initial_state(model_fn, settings.seed, device)
     ctx = Context(data, model_fn, settings.optim, settings.seed, device, settings.finetune_epochs)
-    init_state = S.to(S.clone(init_model.state_dict()), device)
     runner = make_runner(settings.runner if runner is None else runner, algorithm, device, ctx.model)
     server, clients = algorithm.init(ctx, init_state)
     record: dict[str, Any] = {
@@ -297,15 +319,14 @@ def run_simulation(
 
     bar = tqdm(range(start_round, settings.rounds + 1), desc=algorithm.name, disable=not settings.progress, leave=False)
     for t in bar:
-        ctx.round = t
-        ctx.optim = settings.optim.at_round(t)
+        begin_round(ctx, settings.optim, t)
         t0 = time.perf_counter()
         selected = sample_clients(ctx, settings.participation)
         updates = runner.run(algorithm, ctx, server, clients, selected)
         t1 = time.perf_counter()
         for cid, up in updates.items():
             clients[cid] = up.client
-        server = algorithm.aggregate(ctx, server, {cid: up.message for cid, up in updates.items()})
+        server = server_step(algorithm, ctx, server, {cid: up.message for cid, up in updates.items()})
         for cid in selected:
             clients[cid] = algorithm.after_aggregate(ctx, cid, server, clients[cid])
         divergence = check_finite(t, updates, server, clients)
@@ -320,7 +341,7 @@ def run_simulation(
             "client_metrics": {cid: up.metrics for cid, up in updates.items()},
             "internals": algorithm.round_internals(ctx, server, clients),
         }
-        if t % settings.eval_every == 0 or t == settings.rounds:
+        if is_eval_round(settings, t):
             ev = runner.evaluate(algorithm, ctx, server, clients)
             extra = algorithm.extra_metrics(ctx, server, clients)
             record["evals"].append(to_jsonable({"round": t, **ev, **({"extra": extra} if extra else {})}))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
@@ -42,9 +43,15 @@ class ClientRunner(Protocol):
         ...
 
     def evaluate(
-        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]
+        self,
+        algorithm: Algorithm,
+        ctx: Any,
+        server: dict[str, Any],
+        clients: list[dict[str, Any]],
+        cids: Sequence[int] | None = None,
     ) -> dict[str, list[float]]:
-        """Per-client ``val_acc``, ``test_acc``, ``val_loss``, ``test_loss`` lists (client order)."""
+        """Per-client ``val_acc``, ``test_acc``, ``val_loss``, ``test_loss`` lists (client order; of ``cids`` when
+        given, else of every client)."""
         ...
 
 
@@ -63,11 +70,16 @@ class SequentialRunner:
         return {cid: algorithm.local_train(ctx, cid, server, clients[cid]) for cid in selected}
 
     def evaluate(
-        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]
+        self,
+        algorithm: Algorithm,
+        ctx: Any,
+        server: dict[str, Any],
+        clients: list[dict[str, Any]],
+        cids: Sequence[int] | None = None,
     ) -> dict[str, list[float]]:
-        """Accuracy and loss on val and test of every client's ``eval_module``."""
+        """Accuracy and loss on val and test of every client's (or each of ``cids``') ``eval_module``."""
         out: dict[str, list[float]] = {"val_acc": [], "test_acc": [], "val_loss": [], "test_loss": []}
-        for cid in range(ctx.num_clients):
+        for cid in range(ctx.num_clients) if cids is None else cids:
             module = algorithm.eval_module(ctx, cid, server, clients[cid])
             data = ctx.client(cid)
             for split in ("val", "test"):
@@ -224,18 +236,24 @@ class BatchedRunner:
 
     # ---- evaluation ---------------------------------------------------------------------------------
     def evaluate(
-        self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]]
+        self,
+        algorithm: Algorithm,
+        ctx: Any,
+        server: dict[str, Any],
+        clients: list[dict[str, Any]],
+        cids: Sequence[int] | None = None,
     ) -> dict[str, list[float]]:
-        """Accuracy and loss on val and test of every client, evaluation plans batched (fine-tuning included)."""
+        """Accuracy and loss on val and test of every client (or of ``cids``), evaluation plans batched (fine-tuning
+        included)."""
         reason = eval_plan_gap(algorithm) or B.unsupported_model(ctx.model)
         if reason:
             self.note(f"evaluation of {algorithm.name or type(algorithm).__name__} runs sequentially: {reason}")
-            return self.sequential.evaluate(algorithm, ctx, server, clients)
-        n = ctx.num_clients
-        plans = [algorithm.eval_plan(ctx, cid, server, clients[cid]) for cid in range(n)]
+            return self.sequential.evaluate(algorithm, ctx, server, clients, cids)
+        order = list(range(ctx.num_clients)) if cids is None else list(cids)
+        plans = [algorithm.eval_plan(ctx, cid, server, clients[cid]) for cid in order]
         rows: dict[int, dict[str, float]] = {}
         groups: dict[tuple, list] = defaultdict(list)
-        for cid, plan in enumerate(plans):
+        for cid, plan in zip(order, plans):
             if plan is None:
                 self.note(f"{algorithm.name}: a client without an evaluation plan is evaluated sequentially")
                 rows.update(self._eval_sequential(algorithm, ctx, server, clients, cid))
@@ -254,7 +272,7 @@ class BatchedRunner:
             for part in self._chunks(ctx, group, batch, n_max, bool(group[0].phases), lambda ch: self._eval_chunk(ctx, fm, ch)):
                 rows.update(part)
         keys = ("val_acc", "test_acc", "val_loss", "test_loss")
-        return {k: [rows[c][k] for c in range(n)] for k in keys}
+        return {k: [rows[c][k] for c in order] for k in keys}
 
     def _eval_chunk(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
         log_weights = torch.stack([p.values[p.mix] for p in plans]) if plans[0].mix else None
