@@ -30,6 +30,7 @@ from pflnb.experiments.reproduce import LOG_NAME, SCOPES, execute
 from pflnb.experiments.run import run_many
 from pflnb.experiments.tables import mean_std, summary_table
 from pflnb.models import MODELS
+from pflnb.resources import copy_notebooks
 
 
 def _parse_value(text: str) -> Any:
@@ -211,7 +212,7 @@ def _cmd_run_flower(args: argparse.Namespace, configs: list) -> int:
     refused = [option for option, used in options if used]
     if refused:
         raise ValueError(f"--engine flower runs in one Flower simulation; {', '.join(refused)} not allowed with it")
-    from pflnb import flower
+    from pflnb import flower  # the optional Flower extra (pip install pflnb[flower]): imported only when asked for
 
     records = flower.run_flower(configs, server_data=args.server_data)
     print(f"[pflnb] {len(records)} run(s) through Flower's simulation engine in {records[0]['simulation_s']:.1f} s (not cached)")
@@ -345,8 +346,6 @@ def _cmd_check_outputs(args: argparse.Namespace) -> int:
 
 
 def _cmd_notebooks(args: argparse.Namespace) -> int:
-    from pflnb.resources import copy_notebooks
-
     copied = copy_notebooks(args.dir, force=args.force)
     print(f"[pflnb] {len(copied)} notebooks copied to {Path(args.dir).expanduser()}: {' '.join(p.name for p in copied)}")
     print(f"        open them with: jupyter lab {Path(args.dir).expanduser()}")

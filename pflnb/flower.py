@@ -122,7 +122,7 @@ def pack(value: Any, name: str) -> RecordDict:
 def unpack(records: RecordDict, name: str, device: torch.device | str = "cpu") -> Any:
     """The value that :func:`pack` put in ``records`` under ``name``, its tensors on ``device``."""
     arrays = records.array_records[f"{name}.arrays"]
-    tensors = {k: torch.from_numpy(np.array(a.numpy(), copy=True)).to(device) for k, a in arrays.items()}
+    tensors = {k: torch.from_numpy(np.array(a.numpy(), copy=True)).to(device) for k, a in arrays.items()}  # not a tensor
 
     def dec(v: Any) -> Any:
         if isinstance(v, dict):

@@ -86,3 +86,10 @@ def test_a_view_of_an_experiment_is_a_stand_in_wherever_the_experiment_is():
     assert full.stand_in == ""  # the paper's own setting there
     with pytest.raises(ValueError, match="neither an experiment nor declared"):
         decide(Paper("toy", "Toy", (table2,), paper.claims), {"profile": "cpu", "curves": [1]})
+
+
+@pytest.mark.parametrize("name", PAPERS)
+def test_quotes_hold_no_tex_commands(name):
+    """A quote shows as text in the claims tables (notebooks, site): TeX commands there would show raw."""
+    tex = [s.cite.quote for s in _paper(name).claims if s.cite is not None and "\\" in s.cite.quote]
+    assert not tex, f"{name}: quote a sentence part without TeX commands: {tex}"

@@ -402,9 +402,8 @@ THEORY_CLAIMS = (
         "steps (E3); it needs every client to start the round from the broadcast global model (E1) or the pseudo-gradient "
         "reading (E3), which pMixFed's partial broadcast to persistent local models is not",
         cite=Cite(
-            "§4.0.1, Theorem 1; App. D.2, Theorem 4 (Eqs. 26–30)",
-            r"acts similarly to the learning rate ratio $\frac{\eta_g}{\eta_l}$ in *FedSGD*, such that: "
-            r"$\lambda_k = \frac{\eta_g}{\eta_l}$",
+            "§4.0.1, Theorem 1 (λ_k = η_g/η_l); App. D.2, Theorem 4 (Eqs. 26–30)",
+            "in *pMixFed* acts similarly to the learning rate ratio",
         ),
     ),
     Derived(
@@ -427,7 +426,7 @@ THEORY_CLAIMS = (
         stand_in=STAND_IN_THM3,
         cite=Cite(
             "App. C.3, Theorem 3 (Eq. 24)",
-            r"This final theorem indicates that *pMixFed* achieves non-convex convergence with a rate of $\mathcal{O}(1/T)$",
+            "This final theorem indicates that *pMixFed* achieves non-convex convergence with a rate of",
         ),
     ),
     Derived(
@@ -456,7 +455,7 @@ THEORY_CLAIMS = (
         "scipy's Beta log-pdf on 500 points of [0.001, ½] and their mirror images, at the figure's α",
         cite=Cite(
             "§5.4.1; App. G.1; Fig. 7",
-            r"when $\alpha < 1$ , the Beta distribution becomes U-shaped, with more probability mass near 0 and 1",
+            "the Beta distribution becomes U-shaped, with more probability mass near 0 and 1",
         ),
     ),
     Derived(
@@ -614,8 +613,7 @@ CLAIMS = (
         "size, so no margin",
         cite=Cite(
             "App. G.3",
-            r"the adaptive strategy with varying $\alpha$ values allows for better performance tuning across different "
-            "training phases",
+            "values allows for better performance tuning across different training phases",
         ),
     ),
     Derived(
