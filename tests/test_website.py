@@ -339,6 +339,8 @@ def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_pat
     by_hand = moves.assign(why=["read by hand", *moves.why[1:]])
     assert C.ledger_moves(old, C.ledger(tmp_path), by_hand).why[0] == "read by hand"  # kept on regeneration
     by_hand.to_csv(tmp_path / C.MOVES_FILE, index=False)
+    unchecked = W.ledger_markdown(tmp_path).split("## Fragile verdicts")[1]  # no robustness table yet: said so
+    assert "Not checked yet" in unchecked and "not robust" in unchecked and "<table" not in unchecked.split("##")[0]
     (tmp_path / "robustness.csv").write_text(
         "paper,claim,pinned,perturbed,fragile,pinned verdict,perturbed verdict\n"
         'lgmix,brand new,reproduced,inconclusive,fragile,"+1 [+0.1, +2]","+1 [-0.1, +2]"\n'
