@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -24,12 +25,13 @@ from pflnb.experiments.config import PROFILES, profile_config, profile_seeds
 from pflnb.experiments.executors import JobsFailed, make_executor
 from pflnb.experiments.jobs import RunDivergedWarning, describe_divergence, is_diverged
 from pflnb.experiments.outputs import compare_outputs
-from pflnb.experiments.paper import TUNING_SEED, robustness_path
+from pflnb.experiments.paper import EDGE_STEPS, TUNING_SEED, edge_report, robustness_path
 from pflnb.experiments.ray_backend import shared_cluster
 from pflnb.experiments.reproduce import LOG_NAME, SCOPES, execute
 from pflnb.experiments.run import run_many
 from pflnb.experiments.tables import mean_std, summary_table
 from pflnb.models import MODELS
+from pflnb.papers import PAPERS as PAPER_NAMES
 from pflnb.resources import copy_notebooks
 
 
@@ -264,6 +266,23 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tuning(args: argparse.Namespace) -> int:
+    names = args.papers or list(PAPER_NAMES)
+    unknown = sorted(set(names) - set(PAPER_NAMES))
+    if unknown:
+        raise ValueError(f"unknown paper(s) {unknown}; the papers are {list(PAPER_NAMES)}")
+    papers = [importlib.import_module(f"pflnb.papers.{name}.paper").PAPER for name in names]
+    table = edge_report(papers, args.profile, progress=not args.quiet)
+    print(table.to_string(index=False))
+    total = table[["cells", "at edge on the grid", "at edge after the rule"]].sum()
+    print(
+        f"[pflnb] {args.profile}: {total['at edge on the grid']} of {total['cells']} tuned cells chose a value at an edge "
+        f"of the declared grid; {total['at edge after the rule']} still at an edge after the grid-edge rule (cap "
+        f"{EDGE_STEPS} steps beyond)"
+    )
+    return 0
+
+
 def _cmd_robustness(args: argparse.Namespace) -> int:
     kernels.require()
     root = Path(__file__).resolve().parents[1]
@@ -436,6 +455,14 @@ def main(argv: list[str] | None = None) -> int:
     p_site.add_argument("--executed", default=None, help="a folder of executed notebooks to show instead")
     p_site.add_argument("--figures", default=None, help="folder of the claims CSVs and figures (default: figures/)")
     p_site.add_argument("--out", default=None, help="output folder (default: _site/ in the repository)")
+    p_tun = sub.add_parser(
+        "tuning",
+        help="the grid-edge rule's account: per tuned experiment, the cells whose choice sat at an edge of the declared "
+        "grid, and those still at an edge after the rule (tuning runs from the cache, computed where missing)",
+    )
+    p_tun.add_argument("papers", nargs="*", help="papers (default: all five)")
+    p_tun.add_argument("--profile", default="cpu", choices=PROFILES)
+    p_tun.add_argument("--quiet", action="store_true")
     p_nb = sub.add_parser("notebooks", help="copy the notebooks (quickstart, one per paper, baselines) into a folder")
     p_nb.add_argument("dir", help="the folder (created if missing)")
     p_nb.add_argument("--force", action="store_true", help="replace notebooks already there")
@@ -460,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_robustness(args)
             if args.command == "notebooks":
                 return _cmd_notebooks(args)
+            if args.command == "tuning":
+                return _cmd_tuning(args)
             return _cmd_reproduce_on_backend(args)
     except (
         ValueError,

@@ -207,5 +207,7 @@ def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(mon
     avg = table[table.label == "FedAvg"].drop_duplicates("candidate")
     assert avg["tuned:lr"].tolist() == [0.003, 0.3, 3e-05, 3e-07] and avg.step.tolist() == [0, 0, 1, 2]
     assert P.edge_counts(table) == (2, 2, 1)  # 2 arms; both at an edge on the grid; FedAvg still there at the cap
+    report = P.edge_report([TOY], "smoke", progress=False)  # the same account per tuned experiment (`pflnb tuning`)
+    assert report.values.tolist() == [[TOY.name, TOY.experiments[0].name, 2, 2, 1]]
     assert P.beyond_edge([0.01, 0.05, 0.1], 0.1) == 0.2 and P.beyond_edge([0.01, 0.05, 0.1], 0.05) is None
     assert P.beyond_edge([3e-4, 1e-3, 3e-3], 3e-4) == 9e-05 and P.beyond_edge([0.0, 1.0], 0.0) is None

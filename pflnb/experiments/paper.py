@@ -587,6 +587,31 @@ def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
     return total, before, after
 
 
+def edge_report(papers: Sequence[Paper], profile: str, executor: Executor | None = None, progress: bool = True) -> pd.DataFrame:
+    """The grid-edge rule's account, one row per tuned experiment of ``papers`` at ``profile``: its tuned cells
+    (setting, arm), how many chose a value at an edge of the declared grid, and how many still sit at an edge after
+    the rule (its cap reached). The tuning runs are jobs like any other: loaded from the cache where they are."""
+    rows = []
+    for paper in papers:
+        for experiment in paper.experiments:
+            if experiment.tune is None or profile not in experiment.tune.seeds:
+                continue
+            tuning, _ = _tune(experiment, profile, None, None, executor, progress)
+            if tuning is None or tuning.empty:
+                continue
+            cells, before, after = edge_counts(tuning)
+            rows.append(
+                {
+                    "paper": paper.name,
+                    "experiment": experiment.name,
+                    "cells": cells,
+                    "at edge on the grid": before,
+                    "at edge after the rule": after,
+                }
+            )
+    return pd.DataFrame(rows, columns=["paper", "experiment", "cells", "at edge on the grid", "at edge after the rule"])
+
+
 def tuning_summary(results: Mapping[str, Any]) -> pd.DataFrame:
     """One row per tuned (experiment, cell, arm) among ``results`` (what :func:`decide` reads): each candidate's mean
     best validation accuracy (%) over the tuning seeds, and the choice."""
