@@ -56,7 +56,7 @@ format: env ## apply ruff format and safe fixes
 # tests/test_site.py executes the notebooks at the smoke profile (executed/smoke/, when missing or older than the
 # notebooks), builds the site into _site/test/ and opens it in headless Chromium; screenshots: _site/test/screenshots/.
 # Both on the two cores: pytest-xdist with --dist loadgroup (the tests sharing a local Ray instance, and the site's build,
-# each stay on one worker: their modules' xdist_group marks); the slowest tests are listed at the end.
+# each stay on one worker: tests/conftest.py's XDIST_GROUPS); the slowest tests are listed at the end.
 TEST_WORKERS ?= 2
 unit: env data browser ## unit tests (CPU; tests marked gpu skip without CUDA) and the site in a headless browser
 	PFLNB_PROFILE=smoke $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15 tests

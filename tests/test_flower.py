@@ -21,9 +21,6 @@ from pflnb.experiments.config import ExperimentConfig, profile_config
 from pflnb.experiments.run import run
 from pflnb.fl import state as S
 
-# `make unit` runs the tests on two xdist workers (--dist loadgroup): one local Ray instance at a time
-pytestmark = pytest.mark.xdist_group("ray")
-
 # the issue's seven methods: the FedAvg family (FedAvg, FedBN, FedRep's two phases), Ditto's personal model, APFL's
 # mixed pair, LG-Mix's after-aggregation mixing and Fed-CO2's two models with a fused evaluation
 SEVEN = ("fedavg", "fedbn", "ditto", "fedrep", "apfl", "lgmix", "fedco2")

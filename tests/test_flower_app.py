@@ -23,9 +23,6 @@ from pflnb import flower as F
 from pflnb.experiments.config import profile_config
 from pflnb.experiments.run import run
 
-# `make unit` runs the tests on two xdist workers (--dist loadgroup): one local Ray instance at a time
-pytestmark = pytest.mark.xdist_group("ray")
-
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "examples" / "flower"
 BIN = Path(sys.executable).parent

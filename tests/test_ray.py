@@ -20,9 +20,6 @@ from pflnb.experiments import ray_backend as rb
 from pflnb.experiments.baselines import baseline_config
 from pflnb.experiments.executors import task_threads
 
-# `make unit` runs the tests on two xdist workers (--dist loadgroup): one local Ray instance at a time
-pytestmark = pytest.mark.xdist_group("ray")
-
 
 def _configs():
     base = baseline_config("smoke", "feature-shift")  # digits5-lite 8 px, tiny CNN, one round

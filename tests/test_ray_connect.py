@@ -11,9 +11,6 @@ import pytest
 
 from pflnb.experiments import ray_backend as rb
 
-# `make unit` runs the tests on two xdist workers (--dist loadgroup): one local Ray instance at a time
-pytestmark = pytest.mark.xdist_group("ray")
-
 
 def _closed_port() -> int:
     with socket.socket() as s:  # a port that was free a moment ago: nothing listens there

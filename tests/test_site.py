@@ -57,7 +57,7 @@ _NOT_TEXT = re.compile(
     r'<(script|style|pre|code)\b.*?</\1>|<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', re.S
 )
 
-pytestmark = [pytest.mark.site, pytest.mark.xdist_group("site")]  # one build of the site at a time (make unit: two xdist workers)
+pytestmark = pytest.mark.site  # one build at a time: make unit keeps this file on one xdist worker (conftest)
 
 
 class _Page(HTMLParser):
