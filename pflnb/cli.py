@@ -432,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
         "--moves",
         default=None,
         metavar="REF",
-        help="write figures/ledger_moves.csv: every verdict that changed since the commit REF, and why (kept when set by hand)",
+        help="write ledger_moves.csv into the figures folder: every verdict that changed since the commit REF, and why "
+        "(kept when set by hand)",
     )
     p_cl.add_argument(
         "--update-readme",
