@@ -502,6 +502,16 @@ def ledger_markdown(figures: Path) -> str:
     """The generated ledger page body: counts per paper and verdict, then every paper's claims with its code version."""
     table = C.ledger(figures)
     lines = [counts_html(table), ""]
+    old = C.old_rule_papers(figures)
+    if old:
+        lines += [
+            "```{warning}",
+            f"The claims of {', '.join(old)} were decided before the current verdict rules (no floor for arms that did "
+            "not train, no citations, our own checks counted among the papers' claims, no paper effect beside ours). "
+            "Their rows and counts are those of the earlier rule until `make reproduce-all` regenerates them.",
+            "```",
+            "",
+        ]
     for key, name in C.PAPERS.items():
         found = _read(figures, key)
         if found is None:

@@ -349,6 +349,13 @@ def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_pat
     page = W.ledger_markdown(tmp_path)
     assert "## How the ledger moved" in page and "read by hand" in page and page.count("<tr><td>LG-Mix</td>") >= 4
     assert "## Fragile verdicts" in page and "1 of the 2 verdicts" in page and "brand new" in page.split("## Fragile")[1]
+    assert "{warning}" not in page  # every claims CSV decided under the current rules
+    (tmp_path / "fedco2").mkdir()
+    (tmp_path / "fedco2" / "claims.csv").write_text(  # a CSV of the earlier rule: no source, cite, paper_effect
+        'claim,paper,ours,verdict,category,seeds,note,stand_in,code\nX beats Y,+1,"+2 [+1, +3]",reproduced,reproduced,0 1,,,v\n'
+    )
+    warned = W.ledger_markdown(tmp_path).split("{warning}")[1].split("```")[0]
+    assert "Fed-CO2" in warned and "LG-Mix" not in warned and "earlier rule" in warned
 
 
 def test_warning_lines_finds_warning_text_in_any_output():

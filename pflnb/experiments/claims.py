@@ -823,6 +823,19 @@ def ledger(root: str | Path | None = None) -> pd.DataFrame:
     return t.rename(columns={"paper": "paper value"}).rename(columns={"paper_name": "paper"})[LEDGER_COLUMNS]
 
 
+RULE_COLUMNS = ("source", "cite", "paper_effect")  # written by every claims CSV decided under the rules of issue #32
+
+
+def old_rule_papers(root: str | Path | None = None) -> list[str]:
+    """The papers whose ``figures/<paper>/claims.csv`` was decided before the current verdict rules (it lacks
+    :data:`RULE_COLUMNS`: no citations, our checks counted as the paper's, no floor for arms that did not train)."""
+    root = Path(root) if root is not None else figures_root()
+    paths = {name: root / key / "claims.csv" for key, name in PAPERS.items()}
+    return [
+        name for name, path in paths.items() if path.exists() and not set(RULE_COLUMNS) <= set(pd.read_csv(path, nrows=0).columns)
+    ]
+
+
 OUR_CHECKS = "our checks"  # the count column of claims the papers do not state (not in the totals)
 
 
