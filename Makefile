@@ -18,7 +18,7 @@ RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data browser test test-gpu unit notebooks lint format reproduce reproduce-all robustness check-outputs ledger site benchmark \
+.PHONY: help env data browser test test-gpu test-long unit notebooks lint format reproduce reproduce-all robustness check-outputs ledger site benchmark \
 	benchmark-gpu clean
 
 help: ## list the targets
@@ -58,8 +58,14 @@ format: env ## apply ruff format and safe fixes
 # Both on the two cores: pytest-xdist with --dist loadgroup (the tests sharing a local Ray instance, and the site's build,
 # each stay on one worker: tests/conftest.py's XDIST_GROUPS); the slowest tests are listed at the end.
 TEST_WORKERS ?= 2
-unit: env data browser ## unit tests (CPU; tests marked gpu skip without CUDA) and the site in a headless browser
-	PFLNB_PROFILE=smoke $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15 tests
+unit: env data browser ## unit tests (CPU; tests marked gpu skip without CUDA; not those marked long) and the site in a headless browser
+	PFLNB_PROFILE=smoke $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15 -m "not long" tests
+
+# Whole-pipeline proofs of a minute or more each, kept out of `make test` (15 minutes on 2 cores): `pflnb reproduce` killed
+# after its first notebook and resumed gives the uninterrupted outputs; the quickstart's figures are byte-identical with one
+# and with two workers. Run them before resolving a change to the reproduction, the executors or the cache.
+test-long: env data ## the tests marked long (whole-pipeline proofs, minutes): reproduce killed and resumed, one vs two workers
+	PFLNB_PROFILE=smoke $(PY) -m pytest -q -n $(TEST_WORKERS) -m long tests
 
 notebooks: env data ## nbmake run of every notebook on the smoke profile
 	PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q -n $(TEST_WORKERS) --nbmake --nbmake-timeout=600 notebooks

@@ -37,6 +37,7 @@ def _execute(tmp: Path, workers: int, kernel_threads: int, monkeypatch: pytest.M
 
 
 @pytest.mark.slow
+@pytest.mark.long  # make test-long
 def test_quickstart_figures_identical_with_one_and_two_workers(tmp_path, monkeypatch):
     # the kernel's own thread count differs too: runs use their config's thread count wherever they execute
     one = _execute(tmp_path, 1, 2, monkeypatch)

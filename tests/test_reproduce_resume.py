@@ -59,6 +59,7 @@ def _shown(path: Path) -> list:
 
 
 @pytest.mark.slow
+@pytest.mark.long  # make test-long
 def test_killed_reproduce_resumes_with_the_uninterrupted_outputs(tmp_path):
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     assert _reproduce(whole).wait(timeout=600) == 0
