@@ -22,7 +22,9 @@ import multiprocessing.connection
 import os
 import pickle
 import threading
+import time
 import traceback
+import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -53,14 +55,16 @@ Outcome = dict[str, Any]  # {"ok": True, "record": ...} or {"ok": False, "error"
 
 
 def compute(job: Job, root: Path, progress: bool = False) -> Outcome:
-    """Compute one job with its thread count; the record, or the traceback of what it raised."""
+    """Compute one job with its thread count; the record, or the traceback of what it raised; ``seconds``: the job's
+    wall time where it ran (the run log's cost of a computed job)."""
+    t0 = time.perf_counter()
     try:
         with thread_limits(job.threads):
             record = job.compute(root, progress)
         record["kernels"] = kernels.describe()  # where it ran: the CPU, torch's kernels in use, the pinned settings
-        return {"ok": True, "record": record}
+        return {"ok": True, "record": record, "seconds": time.perf_counter() - t0}
     except Exception as err:
-        return {"ok": False, "error": traceback.format_exc(), "exception": err}
+        return {"ok": False, "error": traceback.format_exc(), "exception": err, "seconds": time.perf_counter() - t0}
 
 
 class Executor:
@@ -314,6 +318,7 @@ def execute(
     root: Path | str | None = None,
     progress: bool = True,
     desc: str | None = None,
+    kind: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every job's record, in input order: cached ones loaded, the others computed on ``executor`` (default:
     :func:`default_executor`) and cached as they arrive.
@@ -327,6 +332,11 @@ def execute(
     others: at the end :class:`JobsFailed` lists every failure (chained from the first one's exception when it ran in
     this process). A record that could not be written is returned
     with ``not_cached`` set, and one RecordNotCachedWarning lists them all.
+
+    Every job gets one line in the run log (:func:`~pflnb.experiments.cache.log_event`, when ``$PFLNB_RUN_LOG`` is
+    set) with this call's ``stage`` (the jobs of one call run together, the next call's after them) and ``kind`` (what
+    the caller computes: ``tuning``, ``verdict``, ...); a computed job's line has its ``seconds``
+    (``benchmarks/reproduce_cost.py`` reads them).
     """
     jobs = list(jobs)
     for job in jobs:
@@ -335,6 +345,7 @@ def execute(
     executor.prepare(jobs)
     base = Path(root) if root is not None else results_root()
     paths = [job.path(base) for job in jobs]
+    stage = {"stage": uuid.uuid4().hex[:12], **({"kind": kind} if kind else {})}
     out: list[dict[str, Any] | None] = [None] * len(jobs)
     set_aside: list[SetAside] = []
     for i, (job, path) in enumerate(zip(jobs, paths)):
@@ -343,7 +354,9 @@ def execute(
                 out[i] = job.load(path)
             except ValueError as err:  # truncated, malformed or made under other kernels: keep it aside, recompute
                 set_aside.append(SetAside(path, move_aside(path), str(err), job.describe()))
-                log_event("set_aside", job.describe(), path=str(path), moved_to=str(set_aside[-1].moved), reason=str(err))
+                log_event(
+                    "set_aside", job.describe(), **stage, path=str(path), moved_to=str(set_aside[-1].moved), reason=str(err)
+                )
     cached = [record is not None for record in out]
     todo = [i for i, hit in enumerate(cached) if not hit]
     held = [jobs[i].describe() for i in todo if kernels.is_held(getattr(jobs[i], "seed", None))]
@@ -364,7 +377,7 @@ def execute(
     with tqdm(total=len(jobs), desc=desc or executor.desc, disable=not progress or single) as bar:
         for i, hit in enumerate(cached):
             if hit:
-                log_event("loaded", jobs[i].describe())
+                log_event("loaded", jobs[i].describe(), **stage)
                 bar.update()
         for i, outcome in executor.outcomes([jobs[i] for i in todo], base, progress and single):
             index, job = todo[i], jobs[todo[i]]
@@ -374,12 +387,12 @@ def execute(
                     _store(job, paths[index], record)
                 out[index] = record
                 extra = {"not_cached": record["not_cached"]} if record.get("not_cached") else {}
-                log_event("computed", job.describe(), **extra)
+                log_event("computed", job.describe(), **stage, seconds=outcome.get("seconds"), **extra)
             else:
                 error, about = outcome["error"], job.describe()
                 first_error = first_error or outcome.get("exception")
                 failures.append({"index": index, "job": job.details(), "key": job.key(), "error": error})
-                log_event("failed", job.describe(), error=error.strip().splitlines()[-1], config=job.details())
+                log_event("failed", job.describe(), **stage, error=error.strip().splitlines()[-1], config=job.details())
                 if not single:
                     last = error.strip().splitlines()[-1]
                     bar.write(f"job {index} ({about['method']}, seed {about['seed']}) failed: {last}")

@@ -452,7 +452,7 @@ def _execute(
 ) -> list[dict[str, Any]]:
     make = (lambda cfg, arm: RunJob(cfg, experiment.protocol)) if tuning else experiment.make_job
     jobs = [make(cfg, experiment.arm(lab["label"])) for lab, cfg in runs]
-    records = execute(jobs, executor, progress=progress)
+    records = execute(jobs, executor, progress=progress, kind="tuning" if tuning else "verdict")
     for (lab, _), record in zip(runs, records):
         record["label"] = lab["label"]
     warn_diverged(records)

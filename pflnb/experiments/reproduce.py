@@ -4,7 +4,8 @@ Every notebook runs in a fresh kernel with the profile as its parameter; its run
 so a reproduce that was killed resumes where it stopped when started again (finished runs are loaded, not
 recomputed). A notebook that fails does not stop the others. Next to the executed notebooks, ``reproduce.log``
 gets, per invocation, one line per notebook (status, wall time, runs computed and loaded from the cache) and every
-failure with its cell's error and the configs of the runs that failed.
+failure with its cell's error and the configs of the runs that failed; ``runs/<notebook>.jsonl`` keeps the last
+execution's run log (every job with its stage, kind and, when computed, seconds).
 """
 
 from __future__ import annotations
@@ -53,7 +54,16 @@ class NotebookResult:
         return f"{self.name}: {status} in {self.seconds:.0f} s; {runs}" + (f"; error: {self.error}" if self.error else "")
 
 
-def _read_events(path: Path) -> list[dict[str, Any]]:
+RUNS_DIR = "runs"  # beside the executed notebooks: one run log per notebook, <stem>.jsonl
+
+
+def run_log(out: Path, notebook: Path) -> Path:
+    """The run log of ``notebook`` executed into ``out``: one JSON line per job the notebook asked for (loaded,
+    computed with its seconds, failed; its stage and kind), rewritten at each execution."""
+    return out / RUNS_DIR / f"{notebook.stem}.jsonl"
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     events = []
@@ -112,8 +122,9 @@ def execute(
     try:
         for nb in notebooks:
             print(f"[pflnb] executing {nb.name} (profile {profile})", flush=True)
-            events_path = out / f".{nb.stem}.runs.jsonl"
-            events_path.unlink(missing_ok=True)
+            events_path = run_log(out, nb)
+            events_path.parent.mkdir(exist_ok=True)
+            events_path.write_text("")  # this execution's runs only (an empty log: a notebook without jobs)
             os.environ[RUN_LOG_ENV] = str(events_path)  # the kernel and its workers inherit it
             t0, error = time.perf_counter(), ""
             try:
@@ -123,8 +134,7 @@ def execute(
             except Exception as err:  # the notebook failed: log it and go on with the next one
                 error = _error_line(err)
                 print(f"[pflnb] {nb.name} failed: {error}", flush=True)
-            events = _read_events(events_path)
-            events_path.unlink(missing_ok=True)
+            events = read_events(events_path)  # kept: benchmarks/reproduce_cost.py reads it
             res = NotebookResult(
                 nb.name,
                 not error,
