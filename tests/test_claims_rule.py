@@ -1,6 +1,7 @@
 """The one verdict rule (pflnb.experiments.claims): intervals, comparative, value, identity, parts, ledger."""
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -199,6 +200,10 @@ def test_parts_keep_their_verdicts_and_say_when_holm_demotes_one():
     shown = dict(whole.parts)
     assert shown["a"].verdict == C.REPRODUCED and shown["b"].verdict == C.INCONCLUSIVE
     assert "b: inconclusive" in whole.ours and "contradicted alone, not after Holm over 2 parts" in shown["b"].detail
+    # the part's label says why it is inconclusive, next to its seeds (a plain inconclusive part says only its seeds)
+    seeded = C.parts(a=REP, b=replace(WEAK, interval=C.Interval(-1.0, -2.0, -0.1, 5)))
+    assert "b: inconclusive (5 seeds; contradicted alone, not after Holm over 2 parts)" in seeded.ours
+    assert dict(C.parts(a=REP, b=INC).parts)["b"].label == "inconclusive"
     assert C.parts(a=NT, b=WEAK).verdict == C.CONTRADICTED  # one tested part: no correction, 0.04 ≤ 0.05
     assert C.parts(a=CON, b=INC).label == "contradicted (by part)"
     with pytest.raises(ValueError):

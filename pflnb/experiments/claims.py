@@ -164,7 +164,9 @@ class Outcome:
         words = []
         if self.verdict == INCONCLUSIVE and self.n is not None:
             words.append(_seed_word(self.n))
-        elif self.detail and self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED, NOT_RUN):
+        if self.detail and (
+            self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED, NOT_RUN) or self.detail.startswith(HOLM_DEMOTED)
+        ):
             words.append(self.detail)
         words += [e for e in extra if e]
         return f"{self.verdict} ({'; '.join(words)})" if words else self.verdict
@@ -482,6 +484,9 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+HOLM_DEMOTED = "contradicted alone, not after Holm"  # a part's detail, shown beside its verdict
+
+
 def _after_holm(named: Mapping[str, Outcome]) -> tuple[dict[str, Outcome], float | None]:
     """The parts with every contradiction that does not survive Holm's correction over the parts (one-sided, at
     :data:`ALPHA`) demoted to inconclusive, and the family's adjusted p-value of 'some part is contradicted'."""
@@ -492,7 +497,7 @@ def _after_holm(named: Mapping[str, Outcome]) -> tuple[dict[str, Outcome], float
     out = {}
     for k, o in named.items():
         if o.verdict == CONTRADICTED and adjusted.get(k, 0.0) > ALPHA:
-            o = replace(o, verdict=INCONCLUSIVE, detail=f"contradicted alone, not after Holm over {len(tested)} parts")
+            o = replace(o, verdict=INCONCLUSIVE, detail=f"{HOLM_DEMOTED} over {len(tested)} parts")
         out[k] = o
     return out, min(adjusted.values())
 
