@@ -137,7 +137,7 @@ def references(shift=0.0, drop=()):
 
 
 def ablation_results(identity_tol=0.0, **kw):
-    return {"ablation": result("ablation", ablation_records()), "identity_tol": identity_tol, "feature": references(**kw)}
+    return {"ablation": result("ablation", ablation_records()), "identity_tol": identity_tol, "identity": references(**kw)}
 
 
 IDENTITY = "Without transfers online = FedBN and offline = SingleSet (Table 10)"
@@ -872,3 +872,33 @@ def test_round_curves_and_fused_margins():
     assert margins.margin.to_numpy() == pytest.approx([-0.1, -0.1] * 3)  # 0.4 − 0.5, then 0.8 − 0.9
     with pytest.raises(ValueError, match="online"):
         E.fused_margins(curves[curves.method == E.FEDBN])
+
+
+def test_identity_references_rerun_fedbn_and_local_at_the_no_transfer_runs_config(tmp_path, monkeypatch):
+    """Each arm tunes its own learning rate, so the feature experiment's FedBN may run at another rate than the
+    no-transfer Fed-CO2 arm: the identity's references are FedBN and Local rerun at the no-transfer run's config, and
+    with them the identity holds bit for bit; FedBN at another rate does not equal the online model."""
+    from pflnb.experiments import Serial, execute
+    from pflnb.experiments.paper import arm_config
+
+    monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
+    feature, ablation = PAPER.experiment("feature"), PAPER.experiment("ablation")
+    arm = ablation.arm(E.NO_TRANSFER)
+    cfg = arm_config(feature.base("smoke"), arm, arm.params_at("smoke"), seed=3).replace(lr=0.07, rounds=2)
+    (record,) = execute([ablation.make_job(cfg, arm)], Serial(), progress=False)
+    record["label"] = E.NO_TRANSFER
+    abl = result("ablation", [record])
+    refs = E.identity_references(feature, abl, Serial(), progress=False)
+    assert [(r["label"], r["config"]["method"], r["config"]["lr"], r["config"]["seed"]) for r in refs.records] == [
+        (E.FEDBN, "fedbn", 0.07, 3),
+        (E.LOCAL, "local", 0.07, 3),
+    ]
+    for r in refs.records:
+        assert r["config"]["method_params"] == feature.arm(r["label"]).params_at("smoke")
+    assert E.assert_components_match(abl, refs, tol=0.0) == {"online": 0.0, "offline": 0.0}
+    fedbn = feature.arm(E.FEDBN)
+    other = arm_config(cfg, fedbn, fedbn.params_at("smoke"), seed=3).replace(lr=0.2)
+    (at_other_rate,) = execute([feature.make_job(other, fedbn)], Serial(), progress=False)
+    at_other_rate["label"] = E.FEDBN
+    mismatched = E.IdentityReferences((at_other_rate, refs.labelled(E.LOCAL)[0]))
+    assert E.component_residuals(abl, mismatched)["online"] > 0

@@ -181,9 +181,10 @@ def _no_transfer_clients(results: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def no_transfer_identity(results: Mapping[str, Any]) -> Decided:
-    """Without transfers the online model equals FedBN and the offline model Local (``ablation``, ``feature``) within
-    ``identity_tol`` (0 = bit-identical) at every seed, round, client and split."""
-    res = E.component_residuals(results["ablation"], results["feature"])
+    """Without transfers the online model equals FedBN and the offline model Local (``ablation``, and ``identity``:
+    FedBN and Local at the no-transfer runs' configs, :func:`~pflnb.papers.fedco2.experiments.identity_references`)
+    within ``identity_tol`` (0 = bit-identical) at every seed, round, client and split."""
+    res = E.component_residuals(results["ablation"], results["identity"])
     tol = results["identity_tol"]
     outcome = check(
         max(res.values()) <= tol,

@@ -19,7 +19,8 @@ import torch
 from pflnb import device as resolve_device
 from pflnb.data import build_federated
 from pflnb.experiments.config import ExperimentConfig
-from pflnb.experiments.paper import ExperimentResult
+from pflnb.experiments.executors import Executor, execute
+from pflnb.experiments.paper import Experiment, ExperimentResult
 from pflnb.experiments.tables import client_table, curve_table, mean_std, summary_table
 from pflnb.fl.engine import summarize
 
@@ -235,15 +236,52 @@ def personalize_frames(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.
     return ct, st
 
 
-def component_residuals(ablation: ExperimentResult, feature: ExperimentResult) -> dict[str, float]:
+@dataclasses.dataclass(frozen=True)
+class IdentityReferences:
+    """The references of the no-transfer identity (:func:`identity_references`): FedBN's and Local's records, each
+    with its arm's ``label``."""
+
+    records: tuple[dict[str, Any], ...]
+
+    def labelled(self, label: str) -> list[dict[str, Any]]:
+        """The records of arm ``label``."""
+        return [r for r in self.records if r["label"] == label]
+
+
+def identity_references(
+    feature: Experiment, ablation: ExperimentResult, executor: Executor | None = None, progress: bool = True
+) -> IdentityReferences:
+    """FedBN and Local, the arms of the ``feature`` experiment, run at the config of each no-transfer Fed-CO2 run of
+    ``ablation`` (its seed, data and tuned learning rate; the method and its parameters those of the arm): the
+    identity holds run for run only at one config, and each arm's own tuning may choose another rate than the
+    no-transfer arm's. Cached jobs like any other."""
+    runs = []
+    for r in ablation.labelled(NO_TRANSFER):
+        cfg = ExperimentConfig.from_dict(r["config"])
+        for label in (FEDBN, LOCAL):
+            arm = feature.arm(label)
+            runs.append(
+                (
+                    label,
+                    feature.make_job(cfg.replace(method=arm.method, method_params=arm.params_at(cfg.profile), **arm.fields), arm),
+                )
+            )
+    records = execute([job for _, job in runs], executor, progress=progress)
+    for (label, _), record in zip(runs, records):
+        record["label"] = label
+    return IdentityReferences(tuple(records))
+
+
+def component_residuals(ablation: ExperimentResult, references: ExperimentResult | IdentityReferences) -> dict[str, float]:
     """Largest |Δ accuracy| over seeds, evaluation rounds, clients and the val/test splits between the online model
-    of each no-transfer Fed-CO2 run of ``ablation`` and FedBN of ``feature`` (``online``), and its offline model and
-    Local (``offline``), matched by seed (Table 10's structural identity); a missing reference raises."""
+    of each no-transfer Fed-CO2 run of ``ablation`` and FedBN of ``references`` (``online``), and its offline model
+    and Local (``offline``), matched by seed (Table 10's structural identity; ``references`` at the same configs:
+    :func:`identity_references`); a missing reference raises."""
     no_transfer = ablation.labelled(NO_TRANSFER)
     if not no_transfer:
         raise ValueError(f"component_residuals needs at least one no-transfer Fed-CO2 run (arm {NO_TRANSFER!r})")
     refs = {
-        which: {r["config"]["seed"]: r for r in feature.labelled(label)}
+        which: {r["config"]["seed"]: r for r in references.labelled(label)}
         for which, label in (("online", FEDBN), ("offline", LOCAL))
     }
     out = {"online": 0.0, "offline": 0.0}
@@ -272,12 +310,14 @@ def identity_tolerance(device: str | torch.device = "auto") -> float:
     return 0.05
 
 
-def assert_components_match(ablation: ExperimentResult, feature: ExperimentResult, tol: float = 0.0) -> dict[str, float]:
+def assert_components_match(
+    ablation: ExperimentResult, references: ExperimentResult | IdentityReferences, tol: float = 0.0
+) -> dict[str, float]:
     """Raise AssertionError unless the no-transfer online model equals FedBN and the offline model equals Local within
     ``tol`` (largest |Δ accuracy|; 0 = bit-identical, the CPU case); return the residuals."""
     if not tol >= 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    res = component_residuals(ablation, feature)
+    res = component_residuals(ablation, references)
     for which, ref in (("online", "FedBN"), ("offline", "Local")):
         if not res[which] <= tol:
             raise AssertionError(f"{which} model != {ref}: max |Δ accuracy| = {res[which]:.3g} > tol {tol:g}")

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from pflnb.experiments.config import ExperimentConfig
-from pflnb.experiments.paper import SGD_LRS, Arm, Cite, Compare, Derived, Experiment, Item, Paper, lr_tuning
+from pflnb.experiments.paper import SGD_LRS, Arm, Cite, Compare, Derived, Experiment, Item, Paper, View, lr_tuning
 from pflnb.papers.fedco2 import claims as C
 from pflnb.papers.fedco2 import experiments as E
 
@@ -253,6 +253,7 @@ SIDE = {
     "gd_order": "full-batch GD of a finite two-layer toy net (width 512 at the cpu profile) on toy data B (N = 3, M = 8) "
     "in place of the paper's V-dominated regime at width m = Ω(N⁴M⁴ log(NM/δ)/μ⁴)",
     "identity_tol": "",  # a tolerance (0 on the CPU: bit-identical), no setting
+    "identity": View("ablation"),  # FedBN and Local rerun at the no-transfer runs' configs
 }
 T7, T3, T4 = E.REPORTED_TABLE7_DIGITS, E.REPORTED_TABLE3_C10, E.REPORTED_TABLE4_DIGITS
 T5, T10 = E.REPORTED_TABLE5_DOMAINNET, E.REPORTED_TABLE10_DOMAINNET
