@@ -191,3 +191,48 @@ def _imports_optional(path: Path) -> bool:
     return any(
         isinstance(n, ast.ImportFrom) and n.module == "pflnb" and {a.name for a in n.names} <= optional for n in ast.walk(tree)
     )
+
+
+@dataclass(frozen=True)
+class Die(Job):
+    """A job whose worker process dies (os._exit) while computing it."""
+
+    profile: str = "smoke"
+
+    def key(self) -> str:
+        return digest("die")
+
+    def label(self) -> str:
+        return "die"
+
+    def compute(self, root, progress=False):
+        os._exit(3)
+
+
+def _pids(marks: Path) -> set[int]:
+    return {int(p.name.split("-")[-2]) for p in marks.iterdir()}
+
+
+def test_worker_processes_are_kept_between_calls_for_one_environment(tmp_path, monkeypatch):
+    """Spawning a worker imports torch (seconds): execute() calls reuse the workers of the last call, unless the
+    environment workers inherit changed or a worker died."""
+    from pflnb.experiments.executors import shutdown_pools
+
+    shutdown_pools()
+    marks = [tmp_path / f"marks{i}" for i in range(4)]
+    for m in marks:
+        m.mkdir()
+
+    def call(i, xs):
+        return execute([Square(x, str(marks[i])) for x in xs], Processes(2), root=tmp_path / f"r{i}", progress=False)
+
+    assert [r["square"] for r in call(0, (1, 2, 3, 4))] == [1, 4, 9, 16]
+    call(1, (5, 6, 7, 8))
+    assert _pids(marks[1]) <= _pids(marks[0]) and os.getpid() not in _pids(marks[0])  # the same workers again
+    monkeypatch.setenv("PFLNB_KERNELS_HOLD_SEEDS", "")  # a variable the workers inherit: a new pool
+    call(2, (1, 2, 3, 4))
+    assert not _pids(marks[2]) & _pids(marks[0])
+    with pytest.raises(JobsFailed, match="BrokenProcessPool|terminated abruptly"):
+        execute([Die(), Square(9, str(marks[3]))], Processes(2), root=tmp_path / "r3", progress=False)
+    assert [r["square"] for r in call(3, (10, 11))] == [100, 121]  # a dead worker's pool is not reused
+    shutdown_pools()

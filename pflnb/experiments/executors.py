@@ -17,6 +17,7 @@ the cache), returns records in input order, and on failures keeps every finished
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -120,9 +121,51 @@ def _compute_quietly(job: Job, root: Path) -> Outcome:
     return out
 
 
+# Worker pools kept between execute() calls: spawning a worker imports torch and pflnb (seconds each), and a
+# reproduction makes hundreds of calls (each tuning pass, each experiment's verdict seeds). A pool is reused only under
+# the environment it was spawned with (workers inherit it at spawn: the pinned kernels, the results folder, ...).
+_POOLS: dict[tuple[int, tuple[tuple[str, str], ...]], ProcessPoolExecutor] = {}
+_INHERITED = ("PFLNB_", "ATEN_", "MKL_", "ONEDNN_", "OMP_", "CUDA_", "CUBLAS_")
+
+
+def _pool_key(workers: int) -> tuple[int, tuple[tuple[str, str], ...]]:
+    return workers, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_INHERITED)))
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """This process's pool of ``workers`` spawned workers for the current environment: the one kept from an earlier
+    call, else a new one in place of any other (a pool whose worker died, or spawned under another environment or
+    with another number of workers, is not reused; a process keeps at most one pool)."""
+    key = _pool_key(workers)
+    pool = _POOLS.get(key)
+    if pool is None or getattr(pool, "_broken", False):
+        for other in list(_POOLS):  # one pool at a time: idle workers hold their memory
+            _POOLS.pop(other).shutdown(wait=False, cancel_futures=True)
+        ctx = multiprocessing.get_context("spawn")
+        pool = _POOLS[key] = ProcessPoolExecutor(workers, mp_context=ctx, initializer=init_worker)
+    return pool
+
+
+def _drop_pool(workers: int) -> None:
+    pool = _POOLS.pop(_pool_key(workers), None)
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def shutdown_pools() -> None:
+    """End every kept worker pool (at exit; a test may call it)."""
+    while _POOLS:
+        _, pool = _POOLS.popitem()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_pools)
+
+
 class Processes(Executor):
-    """Jobs in ``workers`` spawned processes on this machine. A worker that dies fails the jobs it had not
-    finished (reported like any failure); finished ones are kept."""
+    """Jobs in ``workers`` spawned processes on this machine, kept between calls (:func:`worker_pool`). A worker
+    that dies fails the jobs it had not finished (reported like any failure; the next call spawns a new pool);
+    finished ones are kept."""
 
     def __init__(self, workers: int) -> None:
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -143,20 +186,20 @@ class Processes(Executor):
         if self.workers == 1 or len(jobs) < 2:
             yield from Serial().outcomes(jobs, root, False)
             return
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(self.workers, len(jobs)), mp_context=ctx, initializer=init_worker) as pool:
-            futures = {pool.submit(_compute_quietly, job, root): i for i, job in enumerate(jobs)}
-            try:
-                for fut in as_completed(futures):
-                    try:
-                        outcome = fut.result()
-                    except Exception as err:  # the worker process died (BrokenProcessPool) or the result did not pickle
-                        outcome = {"ok": False, "error": f"{type(err).__name__}: {err}"}
-                    yield futures[fut], outcome
-            except BaseException:
-                for f in futures:
-                    f.cancel()
-                raise
+        pool = worker_pool(self.workers)
+        futures = {pool.submit(_compute_quietly, job, root): i for i, job in enumerate(jobs)}
+        try:
+            for fut in as_completed(futures):
+                try:
+                    outcome = fut.result()
+                except Exception as err:  # the worker process died (BrokenProcessPool) or the result did not pickle
+                    outcome = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+                yield futures[fut], outcome
+        except BaseException:  # interrupted: drop the jobs not started and the pool (its running jobs end, unread)
+            for f in futures:
+                f.cancel()
+            _drop_pool(self.workers)
+            raise
 
 
 class Ray(Executor):
