@@ -126,24 +126,15 @@ def test_reproduce_keeps_each_notebooks_run_log_for_the_cost_account(tmp_path, m
         nbformat.v4.new_code_cell("profile = 'smoke'", metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell(code),
     ]
-    nbformat.write(nb, tmp_path / "one.ipynb")
+    nbs = tmp_path / "notebooks"  # the kernels run here, the log goes to a relative --out from tmp_path
+    nbs.mkdir()
+    nbformat.write(nb, nbs / "one.ipynb")
     nb.cells = nb.cells[:1]
-    nbformat.write(nb, tmp_path / "none.ipynb")
+    nbformat.write(nb, nbs / "none.ipynb")
     out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
     assert (
-        main(
-            [
-                "reproduce",
-                "--profile",
-                "smoke",
-                "--quiet",
-                "--out",
-                str(out),
-                str(tmp_path / "one.ipynb"),
-                str(tmp_path / "none.ipynb"),
-            ]
-        )
-        == 0
+        main(["reproduce", "--profile", "smoke", "--quiet", "--out", "out", "notebooks/one.ipynb", "notebooks/none.ipynb"]) == 0
     )
     one, none = reproduction_cost(out, tmp_path / "results", workers=2)
     events = read_events(out / "runs" / "one.jsonl")

@@ -109,6 +109,7 @@ def execute(
     return one :class:`NotebookResult` per notebook (all of them, also after a failure). ``scope="main"`` skips each
     paper's extended experiments (:func:`notebook_parameters_for`)."""
     params = {nb: notebook_parameters_for(nb, profile, scope) for nb in notebooks}  # a bad scope fails before any work
+    out = out.resolve()  # the kernels run in the notebooks' folder: the run log's path must not be relative
     out.mkdir(parents=True, exist_ok=True)
     log = out / log_name
     t_all = time.perf_counter()
