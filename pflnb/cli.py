@@ -320,7 +320,9 @@ def _cmd_moves(args: argparse.Namespace) -> int:
         old = C.ledger(tmp)
     path = figures / C.MOVES_FILE
     previous = pd.read_csv(path, keep_default_na=False, dtype=str) if path.exists() else None
-    table = C.ledger_moves(old, C.ledger(figures), previous)
+    renames_path = figures / C.RENAMES_FILE
+    renames = pd.read_csv(renames_path, keep_default_na=False, dtype=str) if renames_path.exists() else None
+    table = C.ledger_moves(old, C.ledger(figures), previous, renames)
     table.to_csv(path, index=False)
     print(f"[pflnb] {len(table)} verdicts moved since {args.moves}: {path}")
     return 0

@@ -5,6 +5,7 @@ import json
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from pflnb import website as W
@@ -336,6 +337,10 @@ def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_pat
         ["needs a GPU", C.NOT_TESTABLE, "—"],
     ]
     assert moves.why.tolist()[1:] == ["not stated by the paper: moved to our checks (#32 item 5)", "new claim", "claim withdrawn"]
+    renames = pd.DataFrame([["lgmix", "brand new", "needs a GPU"]], columns=C.RENAMES_COLUMNS)  # restated, not new
+    assert C.ledger_moves(old, C.ledger(tmp_path), renames=renames)[["claim", "before", "now"]].values.tolist()[2:] == [
+        ["brand new", C.NOT_TESTABLE, C.REPRODUCED]
+    ]
     by_hand = moves.assign(why=["read by hand", *moves.why[1:]])
     assert C.ledger_moves(old, C.ledger(tmp_path), by_hand).why[0] == "read by hand"  # kept on regeneration
     by_hand.to_csv(tmp_path / C.MOVES_FILE, index=False)

@@ -891,6 +891,10 @@ def ledger_markdown(root: str | Path | None = None) -> str:
 
 MOVES_FILE = "ledger_moves.csv"  # under figures/: how the ledger moved in the last regeneration
 MOVES_COLUMNS = ["paper", "claim", "before", "now", "why"]
+# Under figures/: claims restated between two ledgers (paper key, the claim's text now, its text before), written by
+# hand, so that a restated claim is compared with its earlier self rather than listed as withdrawn and new
+RENAMES_FILE = "ledger_renames.csv"
+RENAMES_COLUMNS = ["paper", "claim", "formerly"]
 
 
 def _why(old: pd.Series | None, new: pd.Series | None) -> str:
@@ -918,11 +922,17 @@ def _why(old: pd.Series | None, new: pd.Series | None) -> str:
     return "new numbers: pinned CPU kernels (#31), grid-edge tuning (#32 item 1)"
 
 
-def ledger_moves(old: pd.DataFrame, new: pd.DataFrame, previous: pd.DataFrame | None = None) -> pd.DataFrame:
+def ledger_moves(
+    old: pd.DataFrame, new: pd.DataFrame, previous: pd.DataFrame | None = None, renames: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Every claim whose verdict category or source changed between two ledgers (:func:`ledger` tables), and claims
-    that appeared or went: paper key, claim, before, now, why. ``why`` is kept from ``previous`` (a committed
-    moves table, checked by hand) for the same move, else a first reading (:func:`_why`)."""
+    that appeared or went: paper key, claim, before, now, why. ``renames`` (:data:`RENAMES_COLUMNS`) pairs a claim's
+    text now with its text in ``old``, so that a restated claim is compared with itself. ``why`` is kept from
+    ``previous`` (a committed moves table, checked by hand) for the same move, else a first reading (:func:`_why`)."""
     keys = {name: key for key, name in PAPERS.items()}
+    if renames is not None and len(renames):
+        now_of = {(PAPERS.get(r.paper, r.paper), r.formerly): r.claim for r in renames.itertuples(index=False)}
+        old = old.assign(claim=[now_of.get((p, c), c) for p, c in zip(old.paper, old.claim)])
     kept = {}
     if previous is not None:
         kept = {(r.paper, r.claim, r.before, r.now): r.why for r in previous.itertuples(index=False)}
