@@ -77,7 +77,7 @@ test: env data browser lint unit notebooks ## everything CI runs: lint, unit tes
 # on data written in the real formats. CUBLAS_WORKSPACE_CONFIG must be set before CUDA starts (importing pflnb does).
 test-gpu: env ## the tests marked gpu, on a CUDA machine (they skip without CUDA)
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu needs CUDA: torch.cuda.is_available() is False')"
-	CUBLAS_WORKSPACE_CONFIG=:4096:8 PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q -m gpu -rs tests
+	CUBLAS_WORKSPACE_CONFIG=:4096:8 PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q -m gpu -rsx tests
 
 reproduce: env data ## the main scope: every notebook without the extended experiments (sweeps, analogues) into executed/$(PROFILE)-main/, about an hour on 2 cores
 	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \

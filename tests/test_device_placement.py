@@ -246,20 +246,24 @@ def _controls():
         torch.is_deterministic_algorithms_warn_only_enabled(),
         cudnn.benchmark,
         cudnn.deterministic,
+        cudnn.allow_tf32,
+        torch.backends.cuda.matmul.allow_tf32,
     )
 
 
 def test_determinism_sets_the_controls_and_restores_them():
     before = _controls()
     torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = True  # TF32 allowed outside the block
     try:
         with pflnb.determinism():
-            assert _controls() == (True, False, False, True)
-        assert _controls() == (before[0], before[1], True, before[3])
+            assert _controls() == (True, False, False, True, False, False)  # full float32 precision inside
+        assert _controls() == (before[0], before[1], True, before[3], True, True)
         with pflnb.determinism(False):
-            assert _controls() == (before[0], before[1], True, before[3])
+            assert _controls() == (before[0], before[1], True, before[3], True, True)
     finally:
         torch.backends.cudnn.benchmark = before[2]
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before[4], before[5]
     with pytest.raises(ZeroDivisionError), pflnb.determinism():
         raise ZeroDivisionError
     assert _controls() == before
