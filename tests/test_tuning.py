@@ -97,6 +97,27 @@ def test_tuning_seeds_never_verdict_seeds():
         run_experiment(TOY, "main", "smoke", seeds=[7], progress=False)
 
 
+def test_a_tuned_lr_reaches_every_arm_per_fedavg_steps_included():
+    """Per-FedAvg's α and β replace the learning rate when set: an arm that fixes them under an lr grid is refused
+    (pMixFed's Table 1 fixed them at 1e-3, so its tuned lr never reached Per-FedAvg, which stayed near chance)."""
+    from types import SimpleNamespace
+
+    from pflnb.algorithms import make_algorithm
+    from pflnb.fl import OptimConfig
+
+    tune = lr_tuning((0.01, 0.1), profiles=("cpu",))
+    fixed = Arm("Per-FedAvg", "per-fedavg", {"alpha": 1e-3, "beta": 1e-3})
+    with pytest.raises(ValueError, match="fixes \\['alpha', 'beta'\\] at 'cpu'"):
+        Experiment("x", "", "digits5-lite", (fixed,), {"cpu": [0]}, tune=tune)
+    with pytest.raises(ValueError, match="fixes \\['beta'\\]"):
+        Experiment("x", "", "digits5-lite", (Arm("P", "per-fedavg", at={"cpu": {"beta": 0.5}}),), {"cpu": [0]}, tune=tune)
+    Experiment("x", "", "digits5-lite", (fixed,), {"cpu": [0]})  # no lr grid: fixed steps are the arm's own choice
+    Experiment("x", "", "digits5-lite", (Arm("Per-FedAvg", "per-fedavg"),), {"cpu": [0]}, tune=tune)
+    algo = make_algorithm("per-fedavg")  # unset, both steps follow each candidate's lr
+    for lr in (0.01, 0.1):
+        assert algo._steps(SimpleNamespace(optim=OptimConfig(lr=lr))) == (lr, lr)
+
+
 def test_each_arm_runs_with_its_choice_on_validation(tmp_path, monkeypatch):
     monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
     res = run_experiment(TOY, "main", "smoke", progress=False)

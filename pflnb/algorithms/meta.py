@@ -83,6 +83,9 @@ class PerFedAvg(PartialFedAvg):
 
     name = "per-fedavg"
     Params = PerFedAvgParams
+    # Its steps are its own SGD steps of size α and β (the configured optimizer does not move them): set, they replace
+    # the learning rate, so an experiment that tunes the lr must leave them unset (paper.Experiment checks this).
+    step_params = ("alpha", "beta")
 
     def _steps(self, ctx: Any) -> tuple[float, float]:
         lr = ctx.optim.lr

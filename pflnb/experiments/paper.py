@@ -242,6 +242,19 @@ class Experiment:
                         f"experiment {self.name!r}: tuning seeds {sorted(shared)} are verdict seeds at {profile!r}; "
                         "tune on other seeds"
                     )
+            if "lr" in self.tune.grid:
+                from pflnb.algorithms.registry import get_algorithm_class
+
+                for a in self.arms:  # a fixed step size would keep the tuned learning rate from reaching the arm
+                    steps = getattr(get_algorithm_class(a.method), "step_params", ())
+                    for profile in self.tune.grid["lr"]:
+                        fixed = sorted(n for n in steps if a.params_at(profile).get(n) is not None)
+                        if fixed:
+                            raise ValueError(
+                                f"experiment {self.name!r}: arm {a.label!r} fixes {fixed} at {profile!r}, which "
+                                f"{a.method} uses instead of the learning rate, so the tuned lr would not reach it; "
+                                "leave them unset (they follow the lr) or tune them as the arm's keys"
+                            )
 
     def arm(self, label: str) -> Arm:
         """The arm called ``label``."""

@@ -201,7 +201,9 @@ def _methods(top: str, bottom: str, top_at: Mapping[Any, Mapping[str, Any]]) -> 
         Arm("fedalt", "fedalt", {"personal": top, **COLD_START}, at=top_at),
         Arm("fedsim", "fedsim", {"personal": top, **COLD_START}, at=top_at),
         Arm("lg-fedavg", "lg-fedavg", {"personal": bottom, **COLD_START}),
-        Arm("per-fedavg", "per-fedavg", {"alpha": 1e-3, "beta": 1e-3}),
+        # α = β = the tuned lr, like every arm's step (the spec's α = β = 1e-3 fixed them: the lr grid did not reach
+        # Per-FedAvg, whose first-order MAML steps are plain SGD steps, and at 1e-3 it stayed near chance)
+        Arm("per-fedavg", "per-fedavg"),
         Arm("pfedhn", "pfedhn"),
         Arm("pfedme", "pfedme"),
         Arm("ditto", "ditto"),
