@@ -465,6 +465,27 @@ def test_per_fedavg():
         assert_state(ctx.state_of(algo.eval_module(ctx, cid, server, after[cid])), sgd_step(want_server, x, y, ALL, alpha), ALL)
 
 
+def test_own_step_methods_say_when_the_configured_optimizer_is_not_used():
+    """Per-FedAvg's and pFedMe's terms make plain gradient steps (update='terms'): under Adam, momentum or weight decay
+    the phase warns instead of silently not using them; plain SGD and optimizer phases stay silent."""
+    import warnings
+
+    from pflnb.algorithms.meta import GradientStep
+    from pflnb.fl.plan import Phase
+
+    term = (GradientStep(("w",), 0.1),)
+    with pytest.warns(UserWarning, match=r"optimizer \(adam, momentum 0.0, weight decay 0.0\) is not used"):
+        Phase(OptimConfig(optimizer="adam"), terms=term, update="terms")
+    with pytest.warns(UserWarning, match=r"\(sgd, momentum 0.9, weight decay 0.0\)"):
+        Phase(OptimConfig(momentum=0.9), terms=term, update="terms")
+    with pytest.warns(UserWarning, match=r"weight decay 0.001"):
+        Phase(OptimConfig(weight_decay=1e-3), terms=term, update="terms")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Phase(OptimConfig(), terms=term, update="terms")
+        Phase(OptimConfig(optimizer="adam", momentum=0.9))
+
+
 # ---- pFedMe --------------------------------------------------------------------------------------------------
 
 

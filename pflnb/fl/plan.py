@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -337,6 +338,15 @@ class Phase:
             raise ValueError(f"update must be one of {UPDATES}, got {self.update!r}")
         if self.per_step < 1 or (self.per_step > 1 and self.update != "terms"):
             raise ValueError(f"per_step must be >= 1 (above 1 only with update='terms'), got {self.per_step}")
+        o = self.optim
+        if self.update == "terms" and (o.optimizer != "sgd" or o.momentum or o.weight_decay):
+            # no silent fallback: the terms' own steps (Per-FedAvg's α/β, pFedMe's) are plain gradient steps
+            warnings.warn(
+                f"update='terms' (Per-FedAvg, pFedMe): the terms make plain gradient steps; the configured optimizer "
+                f"({o.optimizer}, momentum {o.momentum}, weight decay {o.weight_decay}) is not used",
+                UserWarning,
+                stacklevel=3,
+            )
         bad = [t for t in self.terms if not isinstance(t, Term)]
         if bad:
             raise TypeError(f"terms must be Term instances, got {bad!r}")
