@@ -118,6 +118,31 @@ def test_a_tuned_lr_reaches_every_arm_per_fedavg_steps_included():
         assert algo._steps(SimpleNamespace(optim=OptimConfig(lr=lr))) == (lr, lr)
 
 
+def test_an_arm_paired_with_another_takes_its_choice_untuned(tmp_path, monkeypatch):
+    """Tune.shared: the shocked arm of a pair runs at the choice of its unshocked twin (pMixFed's Fig. 4 pair had been
+    tuned apart, at 3e-3 and 0.009); it has no tuning runs, and the note says whose choice it took."""
+    monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
+    shared = Tune(grid=TUNE.grid, seeds=TUNE.seeds, shared={"FedProx μ=1": "FedAvg"})
+    arms = (Arm("FedAvg", "fedavg"), Arm("FedProx μ=1", "fedprox", {"mu": 1.0}))
+    exp = Experiment("pair", "", "digits5-lite", arms, {"smoke": [0]}, {"smoke": BASE}, tune=shared)
+    paper = Paper(
+        "toy", "", (exp,), (Compare("FedAvg beats FedProx μ=1", "", experiment="pair", arm="FedAvg", other="FedProx μ=1"),)
+    )
+    res = run_experiment(paper, "pair", "smoke", progress=False)
+    assert set(res.tuning.label) == {"FedAvg"}  # the paired arm is not tuned
+    chosen = float(res.tuning[res.tuning.chosen].iloc[0]["tuned:lr"])
+    by_label = dict(zip(res.table.label, res.records))
+    assert by_label["FedAvg"]["config"]["lr"] == by_label["FedProx μ=1"]["config"]["lr"] == chosen
+    assert by_label["FedProx μ=1"]["config"]["method_params"] == {"mu": 1.0}
+    assert res.tuned("FedProx μ=1") == f"lr={chosen} (the choice of FedAvg)"
+    with pytest.raises(ValueError, match="takes 'FedAvg'"):  # a paired arm tunes no keys of its own
+        Experiment(
+            "x", "", "digits5-lite", arms, {"smoke": [0]}, tune=Tune(shared={"FedProx μ=1": "FedAvg"}, keys={"FedProx μ=1": {}})
+        )
+    with pytest.raises(KeyError, match="no arm 'Local'"):
+        Experiment("x", "", "digits5-lite", arms, {"smoke": [0]}, tune=Tune(shared={"FedProx μ=1": "Local"}))
+
+
 def test_each_arm_runs_with_its_choice_on_validation(tmp_path, monkeypatch):
     monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
     res = run_experiment(TOY, "main", "smoke", progress=False)

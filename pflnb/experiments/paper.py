@@ -100,8 +100,10 @@ class Tune:
     that method, e.g. FedProx's μ wherever FedProx runs; an arm's own ``keys`` entry wins). An arm's values are chosen
     on the mean best *validation* accuracy over the tuning ``seeds`` (per profile, never among the experiment's
     verdict seeds), the first candidate on ties; test accuracy is never read. With settings or a grid, each (setting or
-    grid point, arm) is tuned on its own. ``paper``: arm label (or ``"*"``: every arm) → the values the paper states
-    for its setting, shown beside ours in the claims' notes. Tuning runs are plain engine runs
+    grid point, arm) is tuned on its own. ``shared``: arm label → the arm whose choice it takes instead of its own
+    (runs paired with another arm's that differ from them by an intervention alone, e.g. a forced collapse: tuned on
+    the intervention, the pair would differ in its learning rate too). ``paper``: arm label (or ``"*"``: every arm) →
+    the values the paper states for its setting, shown beside ours in the claims' notes. Tuning runs are plain engine runs
     (:class:`~pflnb.experiments.jobs.RunJob` under the experiment's protocol), whatever the experiment's job computes
     besides. A profile without tuning seeds runs the arms as declared."""
 
@@ -110,6 +112,7 @@ class Tune:
     keys: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] = field(default_factory=dict)
     paper: Mapping[str, str] = field(default_factory=dict)
     methods: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] = field(default_factory=dict)
+    shared: Mapping[str, str] = field(default_factory=dict)
 
     def key_grid(self, label: str, method: str | None = None) -> dict[str, Mapping[str, Sequence[Any]]]:
         """The key hyperparameters tuned for arm ``label`` of registered ``method``: parameter → values per profile."""
@@ -118,6 +121,8 @@ class Tune:
     def candidates(self, label: str, profile: str, method: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """Arm ``label``'s (of registered ``method``) candidates at ``profile``, in the order tried: (config fields,
         method parameters)."""
+        if label in self.shared:  # takes another arm's choice: no candidates of its own
+            return []
         fields = {n: tuple(v.get(profile, ())) for n, v in self.grid.items()}
         params = {n: tuple(v.get(profile, ())) for n, v in self.key_grid(label, method).items()}
         params = {n: v for n, v in params.items() if v}  # a key without values at this profile is not tuned there
@@ -235,6 +240,13 @@ class Experiment:
         if self.tune is not None:
             for label in self.tune.keys:
                 self.arm(label)  # a key hyperparameter of an arm that exists
+            for label, source in self.tune.shared.items():
+                self.arm(label), self.arm(source)  # both arms exist
+                if source in self.tune.shared or label in self.tune.keys:
+                    raise ValueError(
+                        f"experiment {self.name!r}: arm {label!r} takes {source!r}'s tuned choice, so it has no keys of "
+                        "its own and its source is tuned itself"
+                    )
             for profile, tune_seeds in self.tune.seeds.items():
                 shared = set(tune_seeds) & set(self.seeds.get(profile, ()))
                 if shared:
@@ -373,6 +385,9 @@ class ExperimentResult:
         where it was tuned more than once."""
         if self.tuning is None or self.tuning.empty:
             return ""
+        source = self.experiment.tune.shared.get(label) if self.experiment.tune else None
+        if source:
+            return f"{self.tuned(source)} (the choice of {source})"
         chosen = self.tuning[(self.tuning["label"] == label) & self.tuning["chosen"]]
         names = [c for c in chosen.columns if c.startswith("tuned:")]
         cells = [c for c in chosen.columns if c in _CELL_COLUMNS or c in self.experiment.grid]
@@ -570,7 +585,9 @@ def _tune(
     table["chosen"] = [chosen[key(row)] == row["candidate"] for _, row in table.iterrows()]
 
     def choice(cell: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        return tried[key(cell)][chosen[key(cell)]]
+        source = tune.shared.get(cell.get("label"))  # an arm that takes another arm's choice
+        at = key({**cell, "label": source} if source else cell)
+        return tried[at][chosen[at]]
 
     return table, choice
 
