@@ -135,6 +135,8 @@ def test_an_arm_paired_with_another_takes_its_choice_untuned(tmp_path, monkeypat
     assert by_label["FedAvg"]["config"]["lr"] == by_label["FedProx μ=1"]["config"]["lr"] == chosen
     assert by_label["FedProx μ=1"]["config"]["method_params"] == {"mu": 1.0}
     assert res.tuned("FedProx μ=1") == f"lr={chosen} (the choice of FedAvg)"
+    (claim,) = decide(paper, {"pair": res})
+    assert f"FedProx μ=1 lr={chosen} (the choice of FedAvg)" in claim.note
     with pytest.raises(ValueError, match="takes 'FedAvg'"):  # a paired arm tunes no keys of its own
         Experiment(
             "x", "", "digits5-lite", arms, {"smoke": [0]}, tune=Tune(shared={"FedProx μ=1": "FedAvg"}, keys={"FedProx μ=1": {}})

@@ -1053,7 +1053,7 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> l
             tuned = [_result(results, spec.experiment).tuning_note(arms)]
         else:
             tuned = [
-                r.tuning_note(list(dict.fromkeys(r.tuning["label"])))
+                r.tuning_note(list(dict.fromkeys([*r.tuning["label"], *(r.experiment.tune.shared if r.experiment.tune else ())])))
                 for r in (results[name] for name in reads.read)
                 if isinstance(r, ExperimentResult) and r.tuning is not None and not r.tuning.empty
             ]
