@@ -547,6 +547,11 @@ def robustness_markdown(figures: Path) -> list[str]:
         ]
     t = pd.read_csv(path, keep_default_na=False, dtype=str)
     fragile = t[t.fragile == C.FRAGILE]
+    checked = [C.PAPERS.get(p, p) for p in dict.fromkeys(t.paper)]
+    unchecked = [name for key, name in C.PAPERS.items() if key not in set(t.paper)]
+    scope = f"Papers checked: {', '.join(checked)}" + (
+        f"; not yet {', '.join(unchecked)}, whose verdicts are unchecked, not robust." if unchecked else "."
+    )
     head = "<tr><th>paper</th><th>claim</th><th>pinned kernels</th><th>perturbed kernels</th></tr>"
     rows = "".join(
         f"<tr><td>{html.escape(C.PAPERS.get(r.paper, r.paper))}</td><td>{html.escape(r.claim)}</td>"
@@ -559,7 +564,7 @@ def robustness_markdown(figures: Path) -> list[str]:
         "",
         f"`make robustness` reran the main scope's verdict seeds with torch's generic CPU kernels in place of the pinned "
         f"AVX2 ones (a change in the last bits of the arithmetic; the tuning kept). {len(fragile)} of the {len(t)} verdicts "
-        "it checked changed: they sit on a boundary, and the ledger marks them '(fragile)'.",
+        f"it checked changed: they sit on a boundary, and the ledger marks them '(fragile)'. {scope}",
         "",
         f'<table class="pflnb-claims pflnb-fragile"><thead>{head}</thead><tbody>{rows}</tbody></table>' if len(fragile) else "",
         "",

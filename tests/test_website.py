@@ -354,6 +354,7 @@ def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_pat
     page = W.ledger_markdown(tmp_path)
     assert "## How the ledger moved" in page and "read by hand" in page and page.count("<tr><td>LG-Mix</td>") >= 4
     assert "## Fragile verdicts" in page and "1 of the 2 verdicts" in page and "brand new" in page.split("## Fragile")[1]
+    assert "Papers checked: LG-Mix; not yet Fed-CO2, FedPG, pMixFed, FedSplit/FedFac, whose verdicts are unchecked" in page
     assert "{warning}" not in page  # every claims CSV decided under the current rules
     (tmp_path / "fedco2").mkdir()
     (tmp_path / "fedco2" / "claims.csv").write_text(  # a CSV of the earlier rule: no source, cite, paper_effect
