@@ -71,6 +71,9 @@ def test_decide_marks_fragile_claims_and_the_ledger_counts_them(tmp_path, monkey
     _write(tmp_path / "figs", "lgmix", [paper_claim, claim])
     counts = C.ledger_counts(C.ledger(tmp_path / "figs"))
     assert counts.loc[0, C.FRAGILE] == 1 and counts.loc[0, "total"] == 1
+    _write(tmp_path / "figs", "fedpg", [C.Claim("r", "s", C.identity(0, 1))])  # a paper the table does not cover
+    counts = C.ledger_counts(C.ledger(tmp_path / "figs")).set_index("paper")
+    assert counts.loc["LG-Mix", C.FRAGILE] == 1 and counts.loc["FedPG", C.FRAGILE] == C.NOT_CHECKED  # not 0: unchecked
 
 
 def test_the_perturbed_run_gives_its_notebooks_the_generic_kernels_and_held_seeds(tmp_path, monkeypatch):

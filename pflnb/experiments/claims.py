@@ -842,6 +842,7 @@ def old_rule_papers(root: str | Path | None = None) -> list[str]:
 
 
 OUR_CHECKS = "our checks"  # the count column of claims the papers do not state (not in the totals)
+NOT_CHECKED = "not checked"  # the fragile count of a paper that `make robustness` has not checked yet
 
 
 def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
@@ -858,7 +859,9 @@ def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
     counts[STAND_IN] = marked.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
     if "fragile" in claims.columns and (claims["fragile"] != "").any():
         fragile = claims["fragile"] == FRAGILE
-        counts[FRAGILE] = fragile.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
+        n = fragile.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
+        checked = (claims["fragile"] != "").groupby(claims["paper"]).any().reindex(counts.index, fill_value=False)
+        counts[FRAGILE] = [int(k) if c else NOT_CHECKED for k, c in zip(n, checked)]  # unchecked is not 0 fragile
     counts[OUR_CHECKS] = (source == OURS_SOURCE).groupby(table["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
     return counts.rename_axis(index="paper", columns=None).reset_index()
 
