@@ -28,6 +28,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -365,11 +366,11 @@ def counts_html(table: pd.DataFrame, link: bool = True) -> str:
         if link and r["paper"] in keys:
             name = f'<a href="papers/{keys[r["paper"]]}.html">{name}</a>'
         cells = "".join(cell(int(r[c])) for c in C.COUNTED) + f'<td class="pflnb-num"><b>{int(r["total"])}</b></td>'
-        rows.append(f"<tr><td>{name}</td>{cells}{''.join(cell(int(r[c])) for c in extra)}</tr>")
+        rows.append(f"<tr><td>{name}</td>{cells}{''.join(cell(_count(r[c])) for c in extra)}</tr>")
     total = (
         "".join(cell(int(counts[c].sum())) for c in C.COUNTED) + f'<td class="pflnb-num"><b>{int(counts["total"].sum())}</b></td>'
     )
-    total += "".join(cell(int(counts[c].sum())) for c in extra)
+    total += "".join(cell(sum(v for v in counts[c] if not isinstance(v, str))) for c in extra)  # over the papers checked
     rows.append(f'<tr class="pflnb-total"><td>all papers</td>{total}</tr>')
     return f'<table class="pflnb-counts"><thead><tr><th>paper</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -532,6 +533,11 @@ def ledger_markdown(figures: Path) -> str:
     lines += robustness_markdown(figures)
     lines += moves_markdown(figures)
     return "\n".join(lines)
+
+
+def _count(value: Any) -> int | str:
+    """A count of the ledger's table, or its text where there is none (a fragile count 'not checked')."""
+    return value if isinstance(value, str) else int(value)
 
 
 def robustness_markdown(figures: Path) -> list[str]:

@@ -364,6 +364,17 @@ def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_pat
     assert "Fed-CO2" in warned and "LG-Mix" not in warned and "earlier rule" in warned
 
 
+def test_the_counts_say_not_checked_for_a_paper_make_robustness_did_not_cover(tmp_path):
+    C.write_claims([C.Claim("a", "b", C.identity(0.0, 1e-9), fragile=C.FRAGILE)], tmp_path / "lgmix" / "claims.csv")
+    C.write_claims([C.Claim("c", "d", C.identity(0.0, 1e-9), fragile="stable")], tmp_path / "fedco2" / "claims.csv")
+    C.write_claims([C.Claim("e", "f", C.identity(0.0, 1e-9))], tmp_path / "fedpg" / "claims.csv")
+    rows = W.counts_html(C.ledger(tmp_path)).split("<tr")
+    names = ("LG-Mix", "Fed-CO2", "FedPG", "all papers")
+    lgmix, fedco2, fedpg, total = (next(r for r in rows if f">{n}<" in r) for n in names)
+    assert ">not checked</td>" in fedpg and "not checked" not in lgmix + fedco2 + total  # unchecked, not 0 fragile
+    assert '<td class="pflnb-num">1</td>' in lgmix and '<td class="pflnb-num pflnb-zero">0</td>' in fedco2
+
+
 def test_warning_lines_finds_warning_text_in_any_output():
     tqdm_warning = "/venv/lib/python3.11/site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found.\n"
     nb = {

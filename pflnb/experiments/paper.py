@@ -33,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from pflnb.algorithms.registry import get_algorithm_class
 from pflnb.data.spec import NUM_CLASSES
 from pflnb.experiments import claims as R
 from pflnb.experiments.claims import Claim, Outcome
@@ -255,8 +256,6 @@ class Experiment:
                         "tune on other seeds"
                     )
             if "lr" in self.tune.grid:
-                from pflnb.algorithms.registry import get_algorithm_class
-
                 for a in self.arms:  # a fixed step size would keep the tuned learning rate from reaching the arm
                     steps = getattr(get_algorithm_class(a.method), "step_params", ())
                     for profile in self.tune.grid["lr"]:
