@@ -442,7 +442,7 @@ THEORY_CLAIMS = (
         "the history part is an identity of Eq. 15 (true by construction); no run measures forgetting",
         stand_in=STAND_IN_HISTORY,
         cite=Cite(
-            "§1 (contributions); §3.2.2; §5.3.2, footnote 3",
+            "§1 (contributions); §3.2.2; §5.4.2, footnote 3",
             "it addressed the catastrophic forgetting by keeping the previous global model state",
         ),
     ),
