@@ -866,7 +866,8 @@ def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
     return counts.rename_axis(index="paper", columns=None).reset_index()
 
 
-def _md(table: pd.DataFrame) -> str:
+def markdown_table(table: pd.DataFrame) -> str:
+    """``table`` as a Markdown table (cells with | escaped, newlines as spaces)."""
     cols = list(table.columns)
     esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -880,15 +881,16 @@ def ledger_markdown(root: str | Path | None = None) -> str:
     t = ledger(root)
     cols = ["paper", "claim", "paper value", "ours", "verdict", "paper_effect", "effect_vs_ours"]
     named = {"paper_effect": "paper's effect", "effect_vs_ours": "paper's effect vs our interval"}
-    text = _md(ledger_counts(t)) + "\n\n" + _md(t[t.source == PAPER_SOURCE][cols].rename(columns=named))
+    text = markdown_table(ledger_counts(t)) + "\n\n" + markdown_table(t[t.source == PAPER_SOURCE][cols].rename(columns=named))
     ours = t[t.source == OURS_SOURCE]
     if len(ours):
         text += "\n\nOur checks (not stated by the papers; not counted):\n\n"
-        text += _md(ours[["paper", "claim", "ours", "verdict", "cite"]].rename(columns={"cite": "why it is ours"}))
+        text += markdown_table(ours[["paper", "claim", "ours", "verdict", "cite"]].rename(columns={"cite": "why it is ours"}))
     marked = t[(t.stand_in != "") & (t.source == PAPER_SOURCE)]
     if len(marked):
         reasons = marked[["paper", "claim", "stand_in"]].rename(columns={"stand_in": "what the paper states, what we test"})
-        text += "\n\nStand-ins: claims decided on another setting or by another criterion than the paper's.\n\n" + _md(reasons)
+        text += "\n\nStand-ins: claims decided on another setting or by another criterion than the paper's.\n\n"
+        text += markdown_table(reasons)
     return text
 
 
@@ -968,7 +970,7 @@ def readme_ledger_markdown(root: str | Path | None = None) -> str:
 
 def readme_ledger_text(table: pd.DataFrame) -> str:
     """:func:`readme_ledger_markdown` of a ledger ``table`` (:func:`ledger`'s columns)."""
-    counts = _md(ledger_counts(table))
+    counts = markdown_table(ledger_counts(table))
     return (
         f"{counts}\n\n"
         f"The counts are the papers' own claims (each cites where the paper states it); '{OUR_CHECKS}' are our own "

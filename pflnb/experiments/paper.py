@@ -183,6 +183,10 @@ def best_on_validation(scores: Sequence[float]) -> int:
     return best
 
 
+# How a cell's candidates are chosen (:func:`_tune`): (cell, each candidate's tuning records in the order tried) → index
+Chooser = Callable[[tuple[Any, ...], Sequence[Sequence[Mapping[str, Any]]]], int]
+
+
 def tuning_score(record: Mapping[str, Any]) -> float:
     """A tuning run's score: its best mean validation accuracy; −∞ for a diverged run (recorded without a summary), so
     that a candidate diverging on a tuning seed is never chosen over one that finished."""
@@ -513,6 +517,7 @@ def _tune(
     dataset: str | None,
     executor: Executor | None,
     progress: bool,
+    chooser: Chooser | None = None,
     **overrides: Any,
 ) -> tuple[pd.DataFrame | None, Choice | None]:
     """The tuning runs of ``experiment`` (jobs like any other: cached, on the executor), one row each (labels, the
@@ -521,7 +526,11 @@ def _tune(
     Every cell (setting or grid point, arm) is tuned alike: first on the declared grid (``step`` 0); then, by the
     standard grid-edge rule, while its choice sits at an edge of a tuned numeric value, one more candidate one step
     beyond that edge (:func:`beyond_edge`, the other values held at their choice), until the choice is interior or
-    :data:`EDGE_STEPS` steps beyond an edge were taken (``step`` counts them)."""
+    :data:`EDGE_STEPS` steps beyond an edge were taken (``step`` counts them).
+
+    The choice is the candidate of the best mean :func:`tuning_score` (the first on ties); a ``chooser`` replaces that
+    rule (it gets the cell and each candidate's records, in the order tried, and returns the index chosen), e.g.
+    :class:`~pflnb.experiments.halving.Halving` to measure successive halving on the same runs."""
     runs = experiment.tuning_runs(profile, dataset, **overrides)
     if not runs:
         return None, None
@@ -537,14 +546,18 @@ def _tune(
             tried[key(lab)].append(tune.candidates(lab["label"], profile, experiment.arm(lab["label"]).method)[lab["candidate"]])
             steps.setdefault(key(lab), []).append(0)
     rows: list[dict[str, Any]] = []
+    records: dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]] = {}  # cell → candidate → its records (chooser)
 
     def score(batch: list[tuple[dict[str, Any], ExperimentConfig]]) -> None:
         for (lab, _), record in zip(batch, _execute(experiment, batch, executor, progress, tuning=True)):
             fields, params = tried[key(lab)][lab["candidate"]]
             values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
             rows.append({**lab, **values, "best_val_acc": tuning_score(record), "step": steps[key(lab)][lab["candidate"]]})
+            records.setdefault(key(lab), {}).setdefault(lab["candidate"], []).append(record)
 
     def choose() -> dict[tuple[Any, ...], int]:
+        if chooser is not None:
+            return {cell: chooser(cell, [records[cell][k] for k in range(len(options))]) for cell, options in tried.items()}
         table = pd.DataFrame(rows)
         mean = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
         out = {}
@@ -591,6 +604,18 @@ def _tune(
     return table, choice
 
 
+def tune_experiment(
+    experiment: Experiment,
+    profile: str,
+    executor: Executor | None = None,
+    progress: bool = True,
+    chooser: Chooser | None = None,
+) -> tuple[pd.DataFrame | None, Choice | None]:
+    """``experiment``'s tuning at ``profile`` on its declared seeds and data, as :func:`run_experiment` does it (the
+    runs loaded from the cache where they are): its table and choice (:func:`_tune`), under ``chooser`` if given."""
+    return _tune(experiment, profile, None, None, executor, progress, chooser=chooser)
+
+
 def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
     """(tuned cells, cells whose choice on the declared grid sat at an edge, cells whose final choice still sits at an
     edge after the grid-edge rule: its cap reached) of one experiment's tuning table."""
@@ -625,7 +650,7 @@ def edge_report(papers: Sequence[Paper], profile: str, executor: Executor | None
         for experiment in paper.experiments:
             if experiment.tune is None or profile not in experiment.tune.seeds:
                 continue
-            tuning, _ = _tune(experiment, profile, None, None, executor, progress)
+            tuning, _ = tune_experiment(experiment, profile, executor, progress)
             if tuning is None or tuning.empty:
                 continue
             cells, before, after = edge_counts(tuning)
