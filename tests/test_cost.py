@@ -40,7 +40,8 @@ def test_cold_cost_from_warm_and_cold_logs(tmp_path):
         "== pflnb reproduce --profile cpu --scope all: old\n01_a.ipynb: ok in 999 s; runs: ...\n"
         "== pflnb reproduce --profile cpu --scope all: new\n01_a.ipynb: ok in 600 s; runs: 3 computed\n"
         "02_b.ipynb: ok in 120 s; runs: 1 computed, 1 loaded\ndone: 2 notebook(s)\n"
-    )
+        "== pflnb reproduce --profile cpu --scope all: 02_b alone\n02_b.ipynb: ok in 130 s; runs: 4 loaded\n"
+    )  # each notebook's last execution counts: 01_a from the second invocation, 02_b from the third
     _record(results, "k1", 100.0, evals=(2.0, 3.0))
     _record(results, "k2", 50.0)
     _record(results, "k3", 60.0, evals=(1.0,))
@@ -64,22 +65,31 @@ def test_cold_cost_from_warm_and_cold_logs(tmp_path):
             ev("failed", "k9", "s2", "verdict"),
         ],
     )
+    timing = {"key": "k6", "rounds": 5, "wall_time_s": 9.0}  # not an engine run: FedFac's paired timing job
+    (results / "cpu" / "t-k6.json").write_text(json.dumps(timing))
     _log(
-        executed, "02_b", [ev("loaded", "k1", "t1", "tuning"), ev("computed", "k4", "t1", seconds=7.0), ev("loaded", "k5", "t1")]
+        executed,
+        "02_b",
+        [
+            ev("loaded", "k1", "t1", "tuning"),
+            ev("computed", "k4", "t1", seconds=7.0),
+            ev("loaded", "k5", "t1"),
+            ev("loaded", "k6", "t2"),
+        ],
     )
     a, b = reproduction_cost(executed, results, workers=2)
-    assert (a.name, a.wall, b.wall) == ("01_a.ipynb", 600.0, 120.0)
+    assert (a.name, a.wall, b.wall) == ("01_a.ipynb", 600.0, 130.0)
     assert a.engine == {"tuning": 140.0, "verdict": 60.0, "other": 0.0}
     assert a.evaluation == 2.0 + 3.0 + 1.0
     assert (a.jobs, a.repeated, a.untimed) == (3, 0, 0)
     assert a.scheduled == 100.0 + 60.0  # stage s1: 100 | 40 on two workers; then s2
     assert a.critical == 100.0 + 60.0
-    assert b.engine == {"tuning": 0.0, "verdict": 0.0, "other": 7.0}  # k1 cost in 01_a already
-    assert (b.jobs, b.repeated, b.untimed) == (3, 1, 1)
-    assert lower_bound([a, b], 2) == max((140 + 60 + 7) / 2, 160.0)
-    assert lower_bound([a, b], 1) == 207.0
+    assert b.engine == {"tuning": 0.0, "verdict": 0.0, "other": 7.0 + 9.0}  # k1 cost in 01_a already
+    assert (b.jobs, b.repeated, b.untimed, b.evaluation) == (4, 1, 1, 0.0)
+    assert lower_bound([a, b], 2) == max((140 + 60 + 16) / 2, 160.0)
+    assert lower_bound([a, b], 1) == 216.0
     table = cost_table([a, b], 2)
-    assert "| total | 12.0 | 3.5 |" in table  # 720 s wall, 207 s engine
+    assert "| total | 12.2 | 3.6 |" in table  # 730 s wall, 216 s engine
     assert "at least 2.7 min" in table  # 160 s
 
 

@@ -46,17 +46,16 @@ def makespan(costs: Sequence[float], workers: int) -> float:
 
 
 def notebook_times(executed: Path) -> dict[str, float]:
-    """Each notebook's wall time (s) in the last invocation that ``executed/reproduce.log`` records."""
+    """Each notebook's wall time (s) in the last invocation of ``executed/reproduce.log`` that executed it (a notebook
+    re-executed alone later counts with its later time: its run log ``runs/<notebook>.jsonl`` is that execution's)."""
     log = executed / LOG_NAME
     if not log.exists():
         raise FileNotFoundError(f"{log} not found: run pflnb reproduce (make reproduce) first")
-    blocks: list[dict[str, float]] = []
+    times: dict[str, float] = {}
     for line in log.read_text().splitlines():
-        if line.startswith("== pflnb reproduce"):
-            blocks.append({})
-        elif (m := _LINE.match(line)) and blocks:
-            blocks[-1][m["name"]] = float(m["seconds"])
-    return blocks[-1] if blocks else {}
+        if m := _LINE.match(line):
+            times[m["name"]] = float(m["seconds"])
+    return times
 
 
 def _record_times(results: Path, event: dict[str, Any]) -> tuple[float | None, float]:
@@ -67,7 +66,8 @@ def _record_times(results: Path, event: dict[str, Any]) -> tuple[float | None, f
     if path is None:
         return None, 0.0
     record = json.loads(path.read_text())
-    evaluation = sum(float(r.get("time", {}).get("eval", 0.0)) for r in record.get("rounds", []))
+    rounds = record.get("rounds")  # an engine run's rounds; other jobs (FedFac's paired timing) keep a count there
+    evaluation = sum(float(r.get("time", {}).get("eval", 0.0)) for r in rounds) if isinstance(rounds, list) else 0.0
     wall = record.get("wall_time_s")
     return (float(wall) if wall is not None else None), evaluation
 
