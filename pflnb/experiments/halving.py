@@ -41,7 +41,7 @@ import pandas as pd
 
 from pflnb.experiments.executors import Executor
 from pflnb.experiments.jobs import Job
-from pflnb.experiments.paper import Paper, best_on_validation, tune_experiment, tuning_score
+from pflnb.experiments.paper import Paper, best_on_validation, tune_experiment, tuned_experiments, tuning_columns, tuning_score
 
 ETA = 3  # keep the best third at each rung (Hyperband's default η)
 
@@ -128,7 +128,7 @@ class CacheOnly(Executor):
 
 def _words(table: pd.DataFrame, cells: list[str]) -> dict[tuple[Any, ...], list[str]]:
     """Cell → each candidate's tuned values in words ('lr=0.01, mu=0.1'), in the order tried."""
-    values = [c for c in table.columns if c.startswith("tuned:")]
+    _, values = tuning_columns(table)
     out: dict[tuple[Any, ...], list[str]] = {}
     for _, row in table.drop_duplicates([*cells, "candidate"]).sort_values("candidate", kind="stable").iterrows():
         words = ", ".join(f"{v[6:]}={row[v]:g}" for v in values if pd.notna(row[v]))
@@ -190,48 +190,41 @@ def halving_report(
     experiment whose halving needs a run the grid never made gets one row saying so."""
     executor = CacheOnly() if executor is None else executor
     rows: list[dict[str, Any]] = []
-    for paper in papers:
-        for experiment in paper.experiments:
-            if experiment.tune is None or profile not in experiment.tune.seeds:
-                continue
-            committed, _ = tune_experiment(experiment, profile, executor, progress)
-            if committed is None or committed.empty:
-                continue
-            grid = Grid()
-            table, _ = tune_experiment(experiment, profile, executor, progress, chooser=grid)
-            if not table.chosen.equals(committed.chosen):  # the chooser restates the grid's rule; it must agree
-                raise AssertionError(f"{paper.name} {experiment.name}: the Grid chooser disagrees with the tuning")
-            halving = Halving(eta=eta)
-            where = {"paper": paper.name, "experiment": experiment.name}
-            try:
-                halved, _ = tune_experiment(experiment, profile, executor, progress, chooser=halving)
-            except NotInCache as err:
-                rows.append({**where, "cell": f"halving needs {len(err.jobs)} run(s) the grid did not make"})
-                continue
-            values = [c for c in table.columns if c.startswith("tuned:")]
-            cells = [c for c in table.columns if c not in ("seed", "candidate", "best_val_acc", "chosen", "step", *values)]
-            words, words_h = _words(table, cells), _words(halved, cells)
-            ours, theirs = _chosen(table, cells), _chosen(halved, cells)
-            val = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
-            val_h = halved.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
-            for cell, tried in words.items():
-                g, h = ours[cell], theirs[cell]
-                grid_rounds, grid_s = _cost(grid.seen[cell], None)
-                half_rounds, half_s = _cost(halving.seen[cell], halving.runs.get(cell, {}))
-                rows.append(
-                    {
-                        **where,
-                        "cell": " · ".join(str(v) for v in cell),
-                        "candidates (grid)": len(tried),
-                        "grid choice": tried[g],
-                        "halving choice": words_h[cell][h],
-                        "same": tried[g] == words_h[cell][h],
-                        "val of grid choice (%)": round(100 * float(val.loc[(*cell, g)]), 2),
-                        "val of halving choice (%)": round(100 * float(val_h.loc[(*cell, h)]), 2),
-                        "grid rounds": grid_rounds,
-                        "halving rounds": half_rounds,
-                        "grid s": round(grid_s, 1),
-                        "halving s": round(half_s, 1),
-                    }
-                )
+    for paper, experiment, committed in tuned_experiments(papers, profile, executor, progress):
+        grid = Grid()
+        table, _ = tune_experiment(experiment, profile, executor, progress, chooser=grid)
+        if not table.chosen.equals(committed.chosen):  # the chooser restates the grid's rule; it must agree
+            raise AssertionError(f"{paper.name} {experiment.name}: the Grid chooser disagrees with the tuning")
+        halving = Halving(eta=eta)
+        where = {"paper": paper.name, "experiment": experiment.name}
+        try:
+            halved, _ = tune_experiment(experiment, profile, executor, progress, chooser=halving)
+        except NotInCache as err:
+            rows.append({**where, "cell": f"halving needs {len(err.jobs)} run(s) the grid did not make"})
+            continue
+        cells, _ = tuning_columns(table)
+        words, words_h = _words(table, cells), _words(halved, cells)
+        ours, theirs = _chosen(table, cells), _chosen(halved, cells)
+        val = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
+        val_h = halved.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
+        for cell, tried in words.items():
+            g, h = ours[cell], theirs[cell]
+            grid_rounds, grid_s = _cost(grid.seen[cell], None)
+            half_rounds, half_s = _cost(halving.seen[cell], halving.runs.get(cell, {}))
+            rows.append(
+                {
+                    **where,
+                    "cell": " · ".join(str(v) for v in cell),
+                    "candidates (grid)": len(tried),
+                    "grid choice": tried[g],
+                    "halving choice": words_h[cell][h],
+                    "same": tried[g] == words_h[cell][h],
+                    "val of grid choice (%)": round(100 * float(val.loc[(*cell, g)]), 2),
+                    "val of halving choice (%)": round(100 * float(val_h.loc[(*cell, h)]), 2),
+                    "grid rounds": grid_rounds,
+                    "halving rounds": half_rounds,
+                    "grid s": round(grid_s, 1),
+                    "halving s": round(half_s, 1),
+                }
+            )
     return pd.DataFrame(rows, columns=COLUMNS)

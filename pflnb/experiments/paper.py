@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -616,11 +616,32 @@ def tune_experiment(
     return _tune(experiment, profile, None, None, executor, progress, chooser=chooser)
 
 
+def tuning_columns(tuning: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(cells, values) of a tuning table (:func:`_tune`): the columns naming a cell (setting or grid point, arm) and
+    the tuned values (``tuned:<name>``)."""
+    values = [c for c in tuning.columns if c.startswith("tuned:")]
+    cells = [c for c in tuning.columns if c not in ("seed", "candidate", "best_val_acc", "chosen", "step", *values)]
+    return cells, values
+
+
+def tuned_experiments(
+    papers: Sequence[Paper], profile: str, executor: Executor | None = None, progress: bool = True
+) -> Iterator[tuple[Paper, Experiment, pd.DataFrame]]:
+    """(paper, experiment, tuning table) of every experiment of ``papers`` tuned at ``profile`` (:func:`tune_experiment`:
+    the tuning runs loaded from the cache where they are)."""
+    for paper in papers:
+        for experiment in paper.experiments:
+            if experiment.tune is None or profile not in experiment.tune.seeds:
+                continue
+            tuning, _ = tune_experiment(experiment, profile, executor, progress)
+            if tuning is not None and not tuning.empty:
+                yield paper, experiment, tuning
+
+
 def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
     """(tuned cells, cells whose choice on the declared grid sat at an edge, cells whose final choice still sits at an
     edge after the grid-edge rule: its cap reached) of one experiment's tuning table."""
-    values = [c for c in tuning.columns if c.startswith("tuned:")]
-    cells = [c for c in tuning.columns if c not in ("seed", "candidate", "best_val_acc", "chosen", "step", *values)]
+    cells, values = tuning_columns(tuning)
     mean = tuning.groupby([*cells, "candidate"], sort=False).agg(
         **{v: (v, "first") for v in values}, val=("best_val_acc", "mean"), step=("step", "first"), chosen=("chosen", "first")
     )
@@ -646,23 +667,17 @@ def edge_report(papers: Sequence[Paper], profile: str, executor: Executor | None
     (setting, arm), how many chose a value at an edge of the declared grid, and how many still sit at an edge after
     the rule (its cap reached). The tuning runs are jobs like any other: loaded from the cache where they are."""
     rows = []
-    for paper in papers:
-        for experiment in paper.experiments:
-            if experiment.tune is None or profile not in experiment.tune.seeds:
-                continue
-            tuning, _ = tune_experiment(experiment, profile, executor, progress)
-            if tuning is None or tuning.empty:
-                continue
-            cells, before, after = edge_counts(tuning)
-            rows.append(
-                {
-                    "paper": paper.name,
-                    "experiment": experiment.name,
-                    "cells": cells,
-                    "at edge on the grid": before,
-                    "at edge after the rule": after,
-                }
-            )
+    for paper, experiment, tuning in tuned_experiments(papers, profile, executor, progress):
+        cells, before, after = edge_counts(tuning)
+        rows.append(
+            {
+                "paper": paper.name,
+                "experiment": experiment.name,
+                "cells": cells,
+                "at edge on the grid": before,
+                "at edge after the rule": after,
+            }
+        )
     return pd.DataFrame(rows, columns=["paper", "experiment", "cells", "at edge on the grid", "at edge after the rule"])
 
 
@@ -674,8 +689,7 @@ def tuning_summary(results: Mapping[str, Any]) -> pd.DataFrame:
         if not isinstance(res, ExperimentResult) or res.tuning is None or res.tuning.empty:
             continue
         t = res.tuning
-        values = [c for c in t.columns if c.startswith("tuned:")]
-        cells = [c for c in t.columns if c not in ("seed", "candidate", "best_val_acc", "chosen", "step") and c not in values]
+        cells, values = tuning_columns(t)
         mean = t.groupby([*cells, "candidate"], sort=False).agg(
             **{v: (v, "first") for v in values}, val=("best_val_acc", "mean"), chosen=("chosen", "first")
         )
