@@ -21,8 +21,9 @@ interval. So a run of ``b`` rounds has the same validation curve as the full run
 :func:`score_at` reads it from the full record. A run that diverged at a round after ``b`` is read up to ``b`` too;
 one that diverged by round ``b`` scores −∞, as in the grid.
 
-:func:`halving_report` decides every tuned cell both ways on the same cached records, computing nothing; a candidate
-that the halving's grid-edge rule asks for but the grid never ran is reported, not run. Cost: each (candidate,
+:func:`halving_report` decides every tuned cell both ways on the same cached records. By default it computes nothing
+(:class:`CacheOnly`): an experiment where the halving's grid-edge rule asks for a candidate that the grid never ran is
+reported, not run; given an executor, it runs those candidates. Cost: each (candidate,
 budget) is served by the longest run of that candidate so far when it is at least that long, and is otherwise a
 new run of ``b`` rounds from round 1 (:func:`runs_needed`; no checkpoint is resumed). A run's seconds are estimated
 as the full run's wall time × ``b/R``.
