@@ -553,7 +553,8 @@ def _tune(
             fields, params = tried[key(lab)][lab["candidate"]]
             values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
             rows.append({**lab, **values, "best_val_acc": tuning_score(record), "step": steps[key(lab)][lab["candidate"]]})
-            records.setdefault(key(lab), {}).setdefault(lab["candidate"], []).append(record)
+            if chooser is not None:  # only a chooser reads the records; the grid's rule reads the table
+                records.setdefault(key(lab), {}).setdefault(lab["candidate"], []).append(record)
 
     def choose() -> dict[tuple[Any, ...], int]:
         if chooser is not None:
