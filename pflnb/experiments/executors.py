@@ -22,6 +22,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import signal
 import threading
 import time
 import traceback
@@ -107,16 +108,36 @@ def _exit_when_parent_dies() -> None:
     threading.Thread(target=watch, name="pflnb-parent-watchdog", daemon=True).start()
 
 
+_BUSY = threading.Event()  # set in a worker while it computes a job
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    """SIGINT in a worker: a running job is interrupted (KeyboardInterrupt, as without the handler); an idle worker,
+    waiting for its next job, exits quietly. Jupyter sends SIGINT to the kernel's whole process group, workers
+    included, on an interrupt and when it shuts a kernel down; idle workers used to print a KeyboardInterrupt
+    traceback into every executed notebook's log. The parent sees a pool with a missing worker and spawns a new one
+    at its next call (:func:`worker_pool`)."""
+    if _BUSY.is_set():
+        raise KeyboardInterrupt
+    raise SystemExit(0)
+
+
 def init_worker() -> None:
     """Worker processes start with one torch and one BLAS thread (each job then applies its own ``threads``), so
-    that W workers keep W threads busy instead of inheriting the parent's count; they exit when the parent dies."""
+    that W workers keep W threads busy instead of inheriting the parent's count; they exit when the parent dies, and
+    quietly on SIGINT while idle (:func:`_on_interrupt`)."""
     _exit_when_parent_dies()
+    signal.signal(signal.SIGINT, _on_interrupt)
     torch.set_num_threads(1)
     threadpool_limits(limits=1)
 
 
 def _compute_quietly(job: Job, root: Path) -> Outcome:
-    out = compute(job, root)
+    _BUSY.set()
+    try:
+        out = compute(job, root)
+    finally:
+        _BUSY.clear()
     out.pop("exception", None)  # the traceback text travels; the exception object may not pickle
     return out
 
@@ -132,13 +153,20 @@ def _pool_key(workers: int) -> tuple[int, tuple[tuple[str, str], ...]]:
     return workers, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_INHERITED)))
 
 
+def _usable(pool: ProcessPoolExecutor) -> bool:
+    """Whether ``pool`` can take jobs: not broken, and no worker gone (one that exited on SIGINT may not be noticed by
+    the pool's manager thread yet)."""
+    processes = getattr(pool, "_processes", None) or {}
+    return not getattr(pool, "_broken", False) and all(p.exitcode is None for p in processes.values())
+
+
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """This process's pool of ``workers`` spawned workers for the current environment: the one kept from an earlier
     call, else a new one in place of any other (a pool whose worker died, or spawned under another environment or
     with another number of workers, is not reused; a process keeps at most one pool)."""
     key = _pool_key(workers)
     pool = _POOLS.get(key)
-    if pool is None or getattr(pool, "_broken", False):
+    if pool is None or not _usable(pool):
         for other in list(_POOLS):  # one pool at a time: idle workers hold their memory
             _POOLS.pop(other).shutdown(wait=False, cancel_futures=True)
         ctx = multiprocessing.get_context("spawn")
