@@ -290,9 +290,7 @@ def run_simulation(
     With ``checkpoint_every`` and a ``checkpoint_path``, state is saved every k rounds and an existing checkpoint
     is resumed (refused, naming the file, when unreadable or tagged with another ``checkpoint_tag``).
     A round whose training metrics or states hold a non-finite value ends the run: the record then has a
-    ``divergence`` entry (round, client, quantity) instead of a summary, and no final states.
-    clients before/after fine-tuning (``unseen``) and a ``summary``. With ``checkpoint_every`` and a
-    ``checkpoint_path``, state is saved every k rounds and an existing checkpoint is resumed. Local training
+    ``divergence`` entry (round, client, quantity) instead of a summary, and no final states. Local training
     and evaluation go through ``runner`` (default: ``settings.runner``, see :func:`pflnb.fl.runner.make_runner`).
     """
     settings.validate()
