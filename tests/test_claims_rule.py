@@ -404,3 +404,13 @@ def test_the_ledger_marks_stand_ins(tmp_path, capsys):
     assert f"stand-in: {why}" in out and "[reproduced (stand-in)] bound holds" in out and "1 of them stand-ins" in out
     C.write_claims([C.Claim("exact", "Eq. 5", C.identity(0.0, 1e-9))], tmp_path / "lgmix" / "claims.csv")
     assert "Stand-ins" not in C.ledger_markdown(tmp_path)  # no reasons table without stand-ins
+
+
+def test_a_consistency_check_is_not_testable_whatever_it_shows():
+    """A check that cannot decide its claim (a bound outside its theorem's hypotheses, an identity true by
+    construction) is not testable with its measurement kept, never reproduced, and must say why."""
+    out = C.consistency("0 violations in 210 rounds", "outside the theorem's hypotheses")
+    assert out.verdict == C.NOT_TESTABLE and out.ours == "0 violations in 210 rounds"
+    assert out.label == "not testable at this scale (outside the theorem's hypotheses)"
+    with pytest.raises(ValueError, match="reason"):
+        C.consistency("0 violations", "")

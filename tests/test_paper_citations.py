@@ -67,7 +67,8 @@ def test_a_claim_on_another_setting_than_the_papers_is_a_stand_in(name):
             reason = setting_stand_in(experiment, "cpu")
             declared = dataclasses.replace(experiment, fallback=False)  # as declared, whatever data this machine has
             ours, theirs = (declared.base(p) for p in ("cpu", "paper"))
-            differs = any(getattr(ours, f) != getattr(theirs, f) for f in ("dataset", "model", "num_clients", "rounds"))
+            fields = ("dataset", "model", "num_clients", "local_epochs", "rounds")
+            differs = any(getattr(ours, f) != getattr(theirs, f) for f in fields)
             assert bool(reason) >= differs, f"{name}: {spec.claim!r} runs another setting but is no stand-in"
             assert setting_stand_in(experiment, "paper") == ""
 
@@ -82,6 +83,7 @@ def test_a_view_of_an_experiment_is_a_stand_in_wherever_the_experiment_is():
     paper = Paper("toy", "Toy", (table2,), (Derived("curves fall", "yes", rule, ours="a test"),), side={"curves": View("table2")})
     (cpu,) = decide(paper, {"profile": "cpu", "curves": [1]})
     assert cpu.stand_in == setting_stand_in(table2, "cpu") != ""
+    assert "local_epochs 1 (paper: 5)" in cpu.stand_in  # FedFac's cpu profile trains one local epoch
     (full,) = decide(paper, {"profile": "paper", "curves": [1]})
     assert full.stand_in == ""  # the paper's own setting there
     with pytest.raises(ValueError, match="neither an experiment nor declared"):

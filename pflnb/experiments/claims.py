@@ -464,6 +464,15 @@ def not_testable(reason: str) -> Outcome:
     return Outcome(NOT_TESTABLE, "—", detail=reason)
 
 
+def consistency(ours: str, reason: str) -> Outcome:
+    """A check that cannot decide the claim, shown with what it measured: a bound checked outside its theorem's
+    hypotheses, or an identity true by construction, bears on the claim neither when it holds nor when it fails.
+    Not testable, with ``reason``; ``ours`` stays in the ledger."""
+    if not reason:
+        raise ValueError("consistency() needs the reason the check cannot decide the claim")
+    return Outcome(NOT_TESTABLE, ours, detail=reason)
+
+
 def not_run(where: str) -> Outcome:
     """A claim whose experiments this reproduction skipped (the main scope skips the extended ones), with ``where``
     it runs."""

@@ -958,7 +958,16 @@ class _Unfilled(dict):
         return "…"
 
 
-SCALE_FIELDS = ("dataset", "partition", "model", "image_size", "max_samples", "num_clients", "rounds")  # what the paper states
+SCALE_FIELDS = (  # what the paper states
+    "dataset",
+    "partition",
+    "model",
+    "image_size",
+    "max_samples",
+    "num_clients",
+    "local_epochs",
+    "rounds",
+)
 PARAMETERS = ("profile",)  # names in a notebook's results that are parameters, not results
 
 
@@ -974,9 +983,9 @@ def _declared_setting(experiment: Experiment, profile: str) -> dict[str, tuple[s
 
 
 def setting_stand_in(experiment: Experiment, profile: str) -> str:
-    """Why ``experiment`` at ``profile`` is a stand-in for the paper's setting: each of :data:`SCALE_FIELDS` (dataset,
-    partition, model, image size, samples, clients, rounds) that differs from the declaration at the ``paper`` profile, the
-    paper's own settings; '' at the paper profile or where nothing differs."""
+    """Why ``experiment`` at ``profile`` is a stand-in for the paper's setting: each of :data:`SCALE_FIELDS`
+    (dataset, partition, model, image size, samples, clients, local epochs, rounds) that differs from the declaration
+    at the ``paper`` profile, the paper's own settings; '' at the paper profile or where nothing differs."""
     if profile == "paper":
         return ""
     ours, paper = _declared_setting(experiment, profile), _declared_setting(experiment, "paper")

@@ -89,8 +89,8 @@ STAND_IN_FIG9 = (
 FEDAVG_CAUSE = (
     "; FedAvg did not train here, by the budget, not a bug: ≈ 120 training samples a client make one local epoch ≈ 4 "
     "Adam steps, 20 rounds at 10 % participation, and under Dir(0.1) the clients' updates cancel, so the global model "
-    "stays near its initial loss (ln 10 ≈ 2.30); with the paper's 5 local epochs it trains (33 % at 20 rounds, 50 % at "
-    "60, tuning seed 100)"
+    "stays near its initial loss (ln 10 ≈ 2.30); with 5 local epochs (the paper profile's; the paper tunes 1, 5 or 20) it "
+    "trains (33 % at 20 rounds, 50 % at 60, tuning seed 100)"
 )
 # The tuned FedFac at cpu: τ = +∞ (the official --given_threshold), every element of Λ personal
 FA_DECIDES_NOTHING = (

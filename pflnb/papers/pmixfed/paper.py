@@ -439,7 +439,7 @@ THEORY_CLAIMS = (
         "Aggregation mixing keeps the previous global model state (history) and so addresses catastrophic forgetting",
         "keeps the previous global model state (§1, §3.2.2); no numbers",
         C.history,
-        "the history part is an identity of Eq. 15 (true by construction); no run measures forgetting",
+        "the history kept is an identity of Eq. 15 (true by construction), shown but not counted; no run measures forgetting",
         stand_in=STAND_IN_HISTORY,
         cite=Cite(
             "§1 (contributions); §3.2.2; §5.4.2, footnote 3",
