@@ -113,13 +113,14 @@ _BUSY = threading.Event()  # set in a worker while it computes a job
 
 def _on_interrupt(signum: int, frame: Any) -> None:
     """SIGINT in a worker: a running job is interrupted (KeyboardInterrupt, as without the handler); an idle worker,
-    waiting for its next job, exits quietly. Jupyter sends SIGINT to the kernel's whole process group, workers
-    included, on an interrupt and when it shuts a kernel down; idle workers used to print a KeyboardInterrupt
-    traceback into every executed notebook's log. The parent sees a pool with a missing worker and spawns a new one
-    at its next call (:func:`worker_pool`)."""
+    waiting for its next job, exits at once with status 0. Jupyter sends SIGINT to the kernel's whole process group,
+    workers included, on an interrupt and when it shuts a kernel down; idle workers used to print a KeyboardInterrupt
+    traceback into every executed notebook's log. ``os._exit``, not ``SystemExit``: an exception raised between two
+    jobs could travel back to the parent as a job's result. The parent sees a pool with a missing worker and spawns a
+    new one at its next call (:func:`worker_pool`)."""
     if _BUSY.is_set():
         raise KeyboardInterrupt
-    raise SystemExit(0)
+    os._exit(0)
 
 
 def init_worker() -> None:
