@@ -257,6 +257,22 @@ def test_equivalence_and_size_claims_use_their_margins():
     assert redrawn.verdict == CONTRADICTED and "smaller than claimed" in redrawn.label
 
 
+def test_a_fixed_random_split_equal_to_the_true_split_is_shown_not_decided():
+    """Spec A18: the fixed random split is the true split's twin by construction, so its equality (which alone reads
+    'contradicted' against δ = 3 points) leaves the claim to the redrawn part: partially reproduced, the measurement
+    kept."""
+    r = _results()
+    sim = r["sim"]
+    sim.loc[(sim.method == "random_fixed"), "acc"] = [0.702, 0.716]  # true − fixed = −0.2, +0.4 points
+    cl = _by_name(decide(PAPER, r))
+    claim = cl["Random decomposition much worse (Fig. 6)"]
+    named = dict(claim.outcome.parts)
+    assert named["redrawn"].verdict == REPRODUCED  # +15, +16 points
+    assert named["fixed"].verdict == NOT_TESTABLE and "twin" in named["fixed"].detail
+    assert "true − random fixed = +0.10" in named["fixed"].ours  # the measurement stays shown
+    assert claim.verdict == PARTIAL
+
+
 def test_an_arm_that_did_not_train_gives_no_verdict_and_its_cause_is_noted():
     """FedAvg at 13 % under Dir(0.1) (10 classes, floor 15 %): every claim that reads its accuracy, directly or through
     a gap, a share of clients, a spread or a loss, is not testable there, and the note says why."""

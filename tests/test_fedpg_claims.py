@@ -467,7 +467,8 @@ def test_stand_ins_follow_from_the_declarations():
             assert c.stand_in.startswith(EXPLICIT[c.claim]), c.claim
     cpu = claims()
     m4 = find(cpu, "M4 (no stale")
-    assert m4.stand_in.startswith(FC.STAND_IN_PAT2) and "ablations at cpu: image_size 14" in m4.stand_in
+    assert m4.stand_in.startswith(FC.STAND_IN_PAT2)
+    assert "ablations at cpu: partition dirichlet (paper: Pat-2), image_size 14" in m4.stand_in
     assert find(cpu, "Pareto stationarity for (3)").stand_in == ""  # a counterexample on the paper's formulas
     fig = find(cpu, "CNN analogue of Fig. 5(b) (CIFAR-10): S-FedPG")
     assert PAPER.side["fig5_cnn_stats"] in fig.stand_in and "fig5_cnn at cpu: dataset digits5-lite" in fig.stand_in

@@ -73,6 +73,36 @@ def test_a_claim_on_another_setting_than_the_papers_is_a_stand_in(name):
             assert setting_stand_in(experiment, "paper") == ""
 
 
+def test_a_stand_in_quotes_the_paper_not_our_paper_profile_where_they_differ():
+    """A field the paper does not state is not quoted as the paper's, a field the paper states otherwise than our paper
+    profile is quoted in the paper's words (even where the cpu profile agrees with the paper profile), and None reads
+    as the data as it is."""
+    shock = _paper("pmixfed").experiment("shock")  # Fig. 4: FMNIST at cpu, CIFAR-10 at the paper profile, native size
+    quoted = setting_stand_in(dataclasses.replace(shock, paper_setting={}), "cpu")
+    assert "dataset fmnist (paper: cifar10)" in quoted
+    assert "image_size 14 (paper: native)" in quoted and "max_samples 3000 (paper: all)" in quoted
+    assert "None" not in quoted and "num_clients" not in quoted  # 10 at both profiles
+    said = {"dataset": None, "rounds": None, "num_clients": "12 (E.1)"}
+    unstated = setting_stand_in(dataclasses.replace(shock, paper_setting=said), "cpu")
+    assert "dataset fmnist (paper: not stated; our paper profile: cifar10)" in unstated
+    assert "rounds 10 (paper: not stated; our paper profile: 100)" in unstated
+    assert "num_clients 10 (paper: 12 (E.1))" in unstated  # the paper's words, though both profiles run 10
+    assert "image_size 14 (paper: native)" in unstated  # a field not named stays the paper profile's
+    with pytest.raises(ValueError, match="paper_setting of"):
+        dataclasses.replace(shock, paper_setting={"lr": None})
+    with pytest.raises(ValueError, match="None means not stated"):
+        dataclasses.replace(shock, paper_setting={"model": " "})
+
+
+def test_a_stand_in_names_the_arms_run_at_the_paper_profile_only():
+    """Table 4's 'best' at cpu ranks Fed-CO2 against five of the paper's eight methods: the stand-in says which are
+    left out; an experiment that runs every arm says nothing of arms."""
+    table4 = _paper("fedco2").experiment("label-feature")
+    assert "arms run at the paper profile only: FedProx/FedPer/MOON" in setting_stand_in(table4, "cpu")
+    assert "arms" not in setting_stand_in(dataclasses.replace(table4, only={}), "cpu")
+    assert setting_stand_in(table4, "paper") == ""
+
+
 def test_a_view_of_an_experiment_is_a_stand_in_wherever_the_experiment_is():
     from pflnb.experiments import claims as C
     from pflnb.experiments.paper import Derived, Paper, View, decide
@@ -83,7 +113,7 @@ def test_a_view_of_an_experiment_is_a_stand_in_wherever_the_experiment_is():
     paper = Paper("toy", "Toy", (table2,), (Derived("curves fall", "yes", rule, ours="a test"),), side={"curves": View("table2")})
     (cpu,) = decide(paper, {"profile": "cpu", "curves": [1]})
     assert cpu.stand_in == setting_stand_in(table2, "cpu") != ""
-    assert "local_epochs 1 (paper: 5)" in cpu.stand_in  # FedFac's cpu profile trains one local epoch
+    assert "local_epochs 1 (paper: tuned over {1, 5, 20}" in cpu.stand_in  # FedFac's cpu profile trains one local epoch
     (full,) = decide(paper, {"profile": "paper", "curves": [1]})
     assert full.stand_in == ""  # the paper's own setting there
     with pytest.raises(ValueError, match="neither an experiment nor declared"):

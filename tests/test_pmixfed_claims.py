@@ -542,7 +542,7 @@ def test_stand_in_claims_are_marked():
     assert by["Lemma 1 (descent over r local steps)"].stand_in == PAPER_MODULE.SIDE["lemma1"]
     assert by[HISTORY].stand_in.startswith(PAPER_MODULE.STAND_IN_HISTORY)
     assert by[FIG4].stand_in.startswith(PAPER_MODULE.STAND_IN_FIG4)
-    assert "shock at cpu: dataset fmnist (paper: cifar10)" in by[FIG4].stand_in  # the setting, derived
+    assert "shock at cpu: dataset fmnist (paper: not stated; our paper profile: cifar10)" in by[FIG4].stand_in  # derived
     assert "table1 at cpu: dataset digits5-lite/fmnist (paper: cifar10/cifar100/mnist)" in by[TABLE1].stand_in
     assert by[TABLE1].label.endswith("stand-in)")
     # a side result the paper does not declare is refused

@@ -213,6 +213,10 @@ class Experiment:
     to digits5-lite with a note (:func:`~pflnb.experiments.config.with_available_data`). ``job``: what each run
     computes, ``job(config, arm)`` (default: the engine run, :class:`~pflnb.experiments.jobs.RunJob`, under
     ``protocol``); a paper whose runs also compute something from their final states declares its job here.
+    ``paper_setting``: what the paper itself states for a field of :data:`SCALE_FIELDS` where the paper profile's
+    declared value is not the paper's statement: None where the paper states nothing for this experiment (the paper
+    profile's value is our choice), else the paper's own setting in words (a model pflnb lacks, a setting the paper
+    states per table). A stand-in quotes these instead of the paper profile's values (:func:`setting_stand_in`).
     """
 
     name: str
@@ -229,8 +233,15 @@ class Experiment:
     settings: Mapping[str, tuple[Setting, ...]] = field(default_factory=dict)
     datasets: Mapping[str, str] = field(default_factory=dict)
     tune: Tune | None = None
+    paper_setting: Mapping[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        unknown = sorted(set(self.paper_setting) - set(SCALE_FIELDS))
+        if unknown:
+            raise ValueError(f"experiment {self.name!r}: paper_setting of {unknown}; choose from {SCALE_FIELDS}")
+        empty = sorted(k for k, v in self.paper_setting.items() if v is not None and not str(v).strip())
+        if empty:
+            raise ValueError(f"experiment {self.name!r}: paper_setting of {empty} is empty; None means not stated")
         labels = [a.label for a in self.arms]
         if not labels or len(set(labels)) != len(labels):
             raise ValueError(f"experiment {self.name!r} needs arms with distinct labels, got {labels}")
@@ -971,21 +982,42 @@ SCALE_FIELDS = (  # what the paper states
 PARAMETERS = ("profile",)  # names in a notebook's results that are parameters, not results
 
 
-def _declared_setting(experiment: Experiment, profile: str) -> dict[str, tuple[str, ...]] | None:
-    """The values of :data:`SCALE_FIELDS` over an experiment's declared runs at ``profile`` (no data is loaded, no
-    fallback applied); None when the experiment declares no run there."""
+def _declared_runs(experiment: Experiment, profile: str) -> list[tuple[dict[str, Any], ExperimentConfig]]:
+    """An experiment's declared runs at ``profile`` on its first seed (no data is loaded, no fallback applied); none
+    where it declares none."""
     try:
         seeds = experiment.seeds.get(profile) or [0]
-        cfgs = [cfg for _, cfg in dataclasses.replace(experiment, fallback=False).runs(profile, seeds=seeds[:1])]
+        return dataclasses.replace(experiment, fallback=False).runs(profile, seeds=seeds[:1])
     except (ValueError, KeyError):
-        return None
+        return []
+
+
+def _declared_setting(experiment: Experiment, profile: str) -> dict[str, tuple[str, ...]] | None:
+    """The values of :data:`SCALE_FIELDS` over an experiment's declared runs at ``profile``; None when the experiment
+    declares no run there."""
+    cfgs = [cfg for _, cfg in _declared_runs(experiment, profile)]
     return {f: tuple(sorted({str(getattr(c, f)) for c in cfgs})) for f in SCALE_FIELDS} if cfgs else None
+
+
+def _declared_arms(experiment: Experiment, profile: str) -> list[str]:
+    """The labels of the arms ``experiment`` declares runs of at ``profile``, in order."""
+    return list(dict.fromkeys(labels["label"] for labels, _ in _declared_runs(experiment, profile)))
+
+
+_AS_IS = {"image_size": "native", "max_samples": "all"}  # what None means for these fields: the dataset as it is
+
+
+def _shown(field_: str, values: tuple[str, ...]) -> str:
+    return "/".join(_AS_IS.get(field_, v) if v == "None" else v for v in values)
 
 
 def setting_stand_in(experiment: Experiment, profile: str) -> str:
     """Why ``experiment`` at ``profile`` is a stand-in for the paper's setting: each of :data:`SCALE_FIELDS`
     (dataset, partition, model, image size, samples, clients, local epochs, rounds) that differs from the declaration
-    at the ``paper`` profile, the paper's own settings; '' at the paper profile or where nothing differs."""
+    at the ``paper`` profile ('native' image size, 'all' samples where it takes the data as it is), or differs from
+    what the paper states (:attr:`Experiment.paper_setting`: the paper's words; a field it does not state shows as not
+    stated, beside the paper profile's choice); the arms run at the paper profile only are named; '' at the paper
+    profile or where nothing differs."""
     if profile == "paper":
         return ""
     ours, paper = _declared_setting(experiment, profile), _declared_setting(experiment, "paper")
@@ -993,10 +1025,22 @@ def setting_stand_in(experiment: Experiment, profile: str) -> str:
         return ""
     if paper is None:
         return f"{experiment.name} at {profile}: the paper's setting is not declared (no run at the paper profile)"
-    diff = [f for f in SCALE_FIELDS if ours[f] != paper[f]]
-    if not diff:
+    said = experiment.paper_setting
+    diff = [f for f in SCALE_FIELDS if ours[f] != paper[f] or said.get(f) is not None]
+    ran = set(_declared_arms(experiment, profile))
+    left_out = [a for a in _declared_arms(experiment, "paper") if a not in ran]
+    if not diff and not left_out:
         return ""
-    shown = ", ".join(f"{f} {'/'.join(ours[f])} (paper: {'/'.join(paper[f])})" for f in diff)
+
+    def theirs(f: str) -> str:
+        if f not in said:
+            return f"paper: {_shown(f, paper[f])}"
+        return f"paper: not stated; our paper profile: {_shown(f, paper[f])}" if said[f] is None else f"paper: {said[f]}"
+
+    shown = ", ".join(
+        [f"{f} {_shown(f, ours[f])} ({theirs(f)})" for f in diff]
+        + ([f"arms run at the paper profile only: {'/'.join(left_out)}"] if left_out else [])
+    )
     return f"{experiment.name} at {profile}: {shown}"
 
 

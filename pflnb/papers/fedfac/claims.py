@@ -28,6 +28,7 @@ from pflnb.experiments.claims import (
     best,
     check,
     compare,
+    consistency,
     equivalent,
     most,
     not_testable,
@@ -48,6 +49,12 @@ SMOKE = "the smoke profile runs 1 seed and 2 rounds"
 # points (the paper gives no numbers; spec §3.6's margin, about the ±0.03 sampling noise of 240 test points), an
 # equivalence margin; "the random decomposition is much inferior" then means worse by more than that: δ = 3 points
 SIM_TOL = 3.0
+# Spec A18: the hidden units of a randomly initialized MLP are exchangeable, so "the first m1 units personalized" (the
+# true split) and a random split of the same size drawn once are the same distribution of runs
+FIXED_TWIN = (
+    "equal by construction (spec A18): the fitted MLP's hidden units are exchangeable at initialization, so a fixed "
+    "random split of the true split's size is the true split's twin; its equality cannot decide the claim"
+)
 # Fig. 7 "nearly all neurons will reach their final stable states": the stable fraction within 10 points of 1 (the
 # paper gives no number; spec §3.7's criterion, stable fraction ≥ 0.9)
 STABLE_TOL = 10.0
@@ -298,13 +305,18 @@ def matches_true_split(r: Mapping[str, Any]) -> Decided:
 
 def random_split_worse(r: Mapping[str, Any]) -> Decided:
     """Fig. 6: the true split beats a redrawn and a fixed random split by more than SIM_TOL points ('much inferior';
-    the paper's 'random guess' does not say whether the split is drawn once or every round: both are parts)."""
+    the paper's 'random guess' does not say whether the split is drawn once or every round: both are parts).
+
+    The fixed part is measured and shown but cannot decide the claim (:data:`FIXED_TWIN`): the fitted MLP's hidden
+    units are exchangeable at initialization, so a fixed random split of the true split's size is the true split's
+    twin by construction, and their equality bears on the paper's claim neither way."""
     if _smoke(r):
         return not_testable(SMOKE), None
     acc = _simulation(r)
+    fixed = _pair(acc["true"], acc["random_fixed"], margin=SIM_TOL, names=("true", "random fixed"))
     outcome = parts(
         redrawn=_pair(acc["true"], acc["random_redrawn"], margin=SIM_TOL, names=("true", "random redrawn")),
-        fixed=_pair(acc["true"], acc["random_fixed"], margin=SIM_TOL, names=("true", "random fixed")),
+        fixed=consistency(fixed.ours, FIXED_TWIN),
     )
     return outcome, _seeds(acc["true"], acc["random_redrawn"])
 

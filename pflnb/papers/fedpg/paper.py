@@ -125,6 +125,8 @@ TABLE1_ARMS = (
     Arm("pFedMe", "pfedme", {"inner_steps": 5}),
 )
 PAPER_ONLY = {"APFL": ("paper",), "pFedMe": ("paper",)}  # arms run only at the paper profile
+# The paper states 2000 rounds for Table 1 and Fig. 4 only; Table 2, Fig. 5 and App. B.1 state none (paper_setting)
+ROUNDS_UNSTATED = {"rounds": None}
 ABLATION_ARMS = (
     Arm("M1 (d = d_r)", "fedpg", {"direction": "fedsgd"}, {"lr": ETA}),
     Arm("M2 (no F)", "fedpg", {"fair": False}, {"lr": ETA}),
@@ -179,6 +181,7 @@ EXPERIMENTS = (
         fallback=True,
         job=pmodel_job,
         tune=TUNE,
+        paper_setting={**ROUNDS_UNSTATED, "partition": "Pat-2"},
     ),
     Experiment(
         "fig5",
@@ -189,6 +192,7 @@ EXPERIMENTS = (
         FIG5,
         protocol=S_ACC,
         fallback=True,
+        paper_setting=ROUNDS_UNSTATED,
     ),
     Experiment(
         "table1_cnn",
@@ -215,6 +219,7 @@ EXPERIMENTS = (
         job=pmodel_job,
         datasets=CNN_DATASETS,
         tune=TUNE,
+        paper_setting=ROUNDS_UNSTATED,
     ),
     Experiment(
         "fig5_cnn",
@@ -226,6 +231,7 @@ EXPERIMENTS = (
         cnn_analogue(FIG5, _CNN_CPU["fig5"]),
         protocol=S_ACC,
         datasets=CNN_DATASETS,
+        paper_setting=ROUNDS_UNSTATED,
     ),
     Experiment(
         "table1_scenarios",
@@ -239,6 +245,7 @@ EXPERIMENTS = (
         job=pmodel_job,
         settings=dict.fromkeys(PROFILES, SCENARIOS),
         tune=TUNE,
+        paper_setting=ROUNDS_UNSTATED,
     ),
 )
 

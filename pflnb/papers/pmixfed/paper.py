@@ -334,6 +334,7 @@ EXPERIMENTS = (
         SEEDS,
         cells=DIGITS,
         tune=TUNE,
+        paper_setting={"dataset": None, "model": None},
     ),
     Cells(
         "shock",
@@ -343,6 +344,7 @@ EXPERIMENTS = (
         SEEDS,
         cells=FIRST,
         tune=SHOCK_TUNE,
+        paper_setting={"dataset": None, "model": None},
     ),
     Cells(
         "hetero",
@@ -357,6 +359,7 @@ EXPERIMENTS = (
         },
         cells=FIRST,
         tune=TUNE,
+        paper_setting={"dataset": None, "model": "MobileNet, 15 layers", "num_clients": "10"},
     ),
 )
 
