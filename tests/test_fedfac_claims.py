@@ -295,8 +295,13 @@ def test_an_arm_that_did_not_train_gives_no_verdict_and_its_cause_is_noted():
     # a prediction below chance (Table 3's Ensemble at 5 %) is no verdict either
     r["t3"].loc[r["t3"].method == "FedFac Ensemble", "acc"] = 0.05
     assert _by_name(decide(PAPER, r))[ENSEMBLE].verdict == NOT_TESTABLE
+    assert "the same cause, not the mask" not in _by_name(decide(PAPER, r))[MASK].note  # the masked arm trained
     r["ablation"].table.loc[r["ablation"].table.label == "mask personalized", "test_acc"] = 0.12
-    assert _by_name(decide(PAPER, r))[MASK].label.startswith("not testable at this scale (mask personalized did not train")
+    mask = _by_name(decide(PAPER, r))[MASK]
+    assert mask.label.startswith("not testable at this scale (mask personalized did not train")
+    assert mask.note.endswith(
+        "FedAvg does not train at this budget either (Table 2's FedAvg at the same skew): the same cause, not the mask"
+    )
 
 
 def test_the_tuned_fedfac_with_tau_infinite_is_noted_where_fa_decides_nothing():

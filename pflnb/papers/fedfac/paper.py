@@ -586,7 +586,7 @@ CLAIMS = (
         "Masking personalized hurts more than masking shared (Table 8A)",
         "in most settings, especially at high heterogeneity",
         C.masking,
-        "{setting} (the strongest skew: one setting, so 'in most settings' is not tested), τ = median",
+        "{setting} (the strongest skew: one setting, so 'in most settings' is not tested), τ = median{cause}",
         cite=Cite(
             "§5.5, Table 8 Panel A",
             "in most settings especially the heterogeneity level is high, masking personalized parameters would lead to "
