@@ -19,6 +19,7 @@ from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl import state as S
 from pflnb.fl.engine import derive_seed
 from pflnb.models import build_model
+from pflnb.papers.fedpg.claims import M1_PAIRED
 from pflnb.papers.fedpg.experiments import (
     FRESH_LABELS,
     PModelJob,
@@ -336,7 +337,13 @@ def test_cnn_analogues_and_scenarios_mirror_the_fmnist_experiments():
     pat2 = abl.base("cpu")
     assert (pat2.partition, pat2.classes_per_client) == ("pathological", 2) and pat2.replace(partition="dirichlet") == cnn
     assert abl.base("paper").partition == "pathological" and abl.base("paper").dataset == "cifar10"
-    assert {lab["label"] for lab, _ in abl.runs("cpu", seeds=[0])} == {"FedPG", "M1 (d = d_r)", "M2 (no F)", "M4 (no stale)"}
+    assert {lab["label"] for lab, _ in abl.runs("cpu", seeds=[0])} == {
+        "FedPG",
+        "M1 (d = d_r)",
+        "M2 (no F)",
+        "M4 (no stale)",
+        M1_PAIRED,
+    }
     fig5 = f5.base("cpu")
     fig5_fmnist = PAPER.experiment("fig5").base("cpu")
     assert (fig5.model, fig5.participation, fig5.partition, fig5.num_clients) == ("small-cnn", 1.0, "pathological", 10)

@@ -63,7 +63,9 @@ def runs(**changes):
         "S-FedPG": records(
             0.85, 0.795, 0.80, sd=0.3, fresh_gap=0.1, internals={**QP, "armijo_ok": True, "max_loss_change": -1e-4}
         ),
-        "M1 (d = d_r)": records(0.80, 0.70, 0.70, sd=0.3, fresh_gap=0.1, internals={**QP, "loss_rose_frac": 0.2}),
+        # at its own tuned η: few losses rose; at FedPG's η (the conflicts pair): more than FedPG's
+        "M1 (d = d_r)": records(0.80, 0.70, 0.70, sd=0.3, fresh_gap=0.1, internals={**QP, "loss_rose_frac": 0.001}),
+        FC.M1_PAIRED: records(0.80, 0.70, 0.70, sd=0.3, internals={**QP, "loss_rose_frac": 0.2}),
         # same GM as FedPG: inconclusive; at its own (smaller) tuned η, less trained: more equal losses than FedPG's
         "M2 (no F)": with_fair(records(0.85, 0.77, 0.80, sd=3.0, fresh_gap=0.1, internals=QP), (0.001, 0.002, 0.001)),
         # at FedPG's η (the objective-bias pair): less equal losses without F
@@ -256,6 +258,7 @@ def test_an_arm_that_did_not_train_makes_the_claims_that_read_it_not_testable():
     dead = runs(
         **{
             "M1 (d = d_r)": records(0.12, 0.11, 0.11, fresh_gap=0.1, internals={**QP, "loss_rose_frac": 0.0}),
+            FC.M1_PAIRED: records(0.12, 0.11, 0.11, internals={**QP, "loss_rose_frac": 0.0}),
             "M4 (no stale)": records(0.10, 0.10, 0.10, fresh_gap=0.1, internals=QP),
         }
     )
@@ -265,7 +268,7 @@ def test_an_arm_that_did_not_train_makes_the_claims_that_read_it_not_testable():
         assert row.verdict == C.NOT_TESTABLE and "did not train" in row.outcome.detail, start
     m1 = find(cl, "CNN analogue of Table 2 (CIFAR-10): M1")
     assert m1.outcome.detail == "M1 (d = d_r) did not train (11.0 %, chance 10.0 %)"
-    assert find(cl, "CNN analogue of Table 2 (CIFAR-10): common descent").outcome.detail.startswith("M1 (d = d_r) L-acc")
+    assert find(cl, "CNN analogue of Table 2 (CIFAR-10): common descent").outcome.detail.startswith(f"{FC.M1_PAIRED} L-acc")
     assert find(cl, "CNN analogue of Table 2 (CIFAR-10): M2").verdict == C.INCONCLUSIVE  # M2 trained: decided
     assert find(cl, "M1 (d = d_r) lowers").verdict == C.REPRODUCED and find(cl, "M4 (no stale").verdict == C.CONTRADICTED
 
