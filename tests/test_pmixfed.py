@@ -233,6 +233,9 @@ def test_cells_runs_are_labelled_and_restricted():
     assert [cfg.method_params.get("shock_round") for _, cfg in shock] == [None, 5, None, 5]  # half-way through 10 rounds
     with pytest.raises(ValueError, match="no seeds for profile 'cpu'"):
         PAPER.experiment("table2").runs("cpu")
+    # Table 2: "trained on the MobileNet model across two datasets: CIFAR-10, CIFAR-100" (no MNIST cell)
+    table2 = {(lab["dataset"], lab["setting"]) for lab, _ in PAPER.experiment("table2").runs("paper", seeds=[0])}
+    assert table2 == {(d, n) for d in ("cifar10", "cifar100") for n in ("N10", "N100")}
     with pytest.raises(ValueError, match="runs no cell"):
         table1.runs("cpu", dataset="cifar10")
     with pytest.raises(ValueError, match="no cells"):
