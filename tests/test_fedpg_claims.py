@@ -69,7 +69,7 @@ def runs(**changes):
         # same GM as FedPG: inconclusive; at its own (smaller) tuned η, less trained: more equal losses than FedPG's
         "M2 (no F)": with_fair(records(0.85, 0.77, 0.80, sd=3.0, fresh_gap=0.1, internals=QP), (0.001, 0.002, 0.001)),
         # at FedPG's η (the objective-bias pair): less equal losses without F
-        FC.M2_PAIRED: with_fair(records(0.85, 0.77, 0.80, sd=0.3, internals=QP), (0.050, 0.060, 0.055)),
+        FC.M2_PAIRED: with_fair(records(0.85, 0.77, 0.78, sd=0.3, internals=QP), (0.050, 0.060, 0.055)),
         "M4 (no stale)": records(0.85, 0.80, 0.83, sd=0.3, fresh_gap=0.1, internals=QP),  # higher GM: contradicted
     }
     r.update(changes)
@@ -215,6 +215,10 @@ def test_verdicts_on_synthetic_records():
     assert find(cl, "M1 (d = d_r) lowers").verdict == C.REPRODUCED
     m2 = find(cl, "M2 (no F) lowers")
     assert m2.verdict == C.INCONCLUSIVE and m2.outcome.label == "inconclusive (3 seeds)"
+    # M2 at FedPG's rate is shown beside the test (F's effect alone), the verdict read from M2 at its own rate
+    assert "; shown, not decided: at FedPG's rate FedPG 80.0 ± 0.0 vs M2 (no F) at FedPG's η 78.0 ± 0.0" in m2.outcome.ours
+    assert m2.outcome.ours.endswith("FedPG − M2 (no F) at FedPG's η = +2.00 [+2.00, +2.00] points (90 % CI, 3 seeds)")
+    assert "at FedPG's rate" not in find(cl, "CNN analogue of Table 2 (CIFAR-10): M2").outcome.ours  # no pair there
     assert find(cl, "M3 (γ_i = 0)").verdict == C.REPRODUCED
     assert find(cl, "M4 (no stale").verdict == C.CONTRADICTED
     # the largest drops (1 to 10 points) are no accuracies: the floor (15 %) does not read them
