@@ -131,8 +131,18 @@ def test_best_without_a_validation_counterpart_must_beat_every_competitor():
     assert out.verdict == C.PARTIAL and "against every competitor" in out.ours  # beats weak, not shown against strong
     assert [k for k, _ in out.parts] == ["vs weak", "vs strong"]
     assert C.best(a, {"weak": weak}, select=None, name="A").verdict == C.REPRODUCED
-    # the paper's effect (A − its strongest competitor) is read against the binding comparison: the smallest lead
-    assert out.interval == C.compare(a, strong).interval and out.interval != C.compare(a, weak).interval
+    # no interval to read the paper's effect against unless the paper's own competitor is named: the smallest lead
+    # (here strong's) would be chosen on the test values
+    assert out.interval is None
+    for paired in ("weak", "strong"):
+        named = C.best(a, {"weak": weak, "strong": strong}, select=None, name="A", paired=paired)
+        assert named.verdict == out.verdict and named.ours == out.ours
+        assert named.interval == C.compare(a, {"weak": weak, "strong": strong}[paired]).interval
+    assert C.compare(a, weak).interval != C.compare(a, strong).interval
+    with pytest.raises(ValueError, match="paper's competitor"):
+        C.best(a, {"weak": weak, "strong": strong}, select=None, name="A", paired="absent")
+    with pytest.raises(ValueError, match="select=None only"):
+        C.best(a, {"weak": weak, "strong": strong}, select={"weak": weak, "strong": strong}, name="A", paired="weak")
 
 
 def test_value_claims_against_a_tolerance():

@@ -94,6 +94,19 @@ def test_a_stand_in_quotes_the_paper_not_our_paper_profile_where_they_differ():
         dataclasses.replace(shock, paper_setting={"model": " "})
 
 
+def test_an_analogue_without_paper_profile_runs_is_compared_with_the_papers_words():
+    """pMixFed's 15-block Table 2 analogue has no run at the paper profile (table2 is its paper-profile experiment):
+    its stand-in lists each field the paper's words are declared for, beside ours; with none declared it says so."""
+    mlp15 = _paper("pmixfed").experiment("table2_mlp15")
+    reason = setting_stand_in(mlp15, "cpu")
+    assert reason.startswith("table2_mlp15 at cpu: dataset fmnist (paper: CIFAR-10/CIFAR-100), model pmixfed-mlp15 (paper:")
+    assert "rounds 10 (paper: 100)" in reason and "partition" not in reason  # only the fields declared
+    unstated = setting_stand_in(dataclasses.replace(mlp15, paper_setting={"dataset": "CIFAR-10", "rounds": None}), "cpu")
+    assert unstated == "table2_mlp15 at cpu: dataset fmnist (paper: CIFAR-10), rounds 10 (paper: not stated)"
+    bare = setting_stand_in(dataclasses.replace(mlp15, paper_setting={}), "cpu")
+    assert bare == "table2_mlp15 at cpu: the paper's setting is not declared (no run at the paper profile)"
+
+
 def test_a_stand_in_names_the_arms_run_at_the_paper_profile_only():
     """Table 4's 'best' at cpu ranks Fed-CO2 against five of the paper's eight methods: the stand-in says which are
     left out; an experiment that runs every arm says nothing of arms."""

@@ -346,6 +346,7 @@ def best(
     name: str = "A",
     higher: bool = True,
     scale: float = 100.0,
+    paired: str | None = None,
     **kw: object,
 ) -> Outcome:
     """Ranking claim 'A is best': A against its strongest competitor under :func:`compare`.
@@ -353,20 +354,25 @@ def best(
     The strongest competitor is chosen on ``select`` (competitor → per-seed *validation* values, higher is stronger),
     never on the values compared (test data): a test fails if this reads ``others``. ``select=None`` where no
     validation counterpart exists: A against every competitor, a conjunction (:func:`parts`: reproduced only when A
-    beats each one)."""
+    beats each one).
+
+    ``paired`` (with ``select=None``): the competitor the paper's own effect is measured against (its strongest in
+    that cell); A − ``paired`` carries the interval the paper's effect is read against, the same pair on both sides.
+    Without it the conjunction has no interval: the competitor with our smallest lead would be a choice made on the
+    test values, and the smallest of several noisy leads is biased low."""
     if not others:
         raise ValueError("best() needs at least one competitor")
+    if paired is not None and (select is not None or paired not in others):
+        raise ValueError(f"best(paired={paired!r}) names the paper's competitor among {sorted(others)}, with select=None only")
     if select is None:
         if len(others) == 1:
             ((k, v),) = others.items()
             return compare(a, v, higher=higher, scale=scale, names=(name, k), **kw)  # type: ignore[arg-type]
         each = {f"vs {k}": compare(a, v, higher=higher, scale=scale, names=(name, k), **kw) for k, v in others.items()}  # type: ignore[arg-type]
         out = parts(**each)
-        # the binding comparison (the smallest lead on the claimed side) carries the interval the paper's effect
-        # (A − its strongest competitor) is read against; the verdict stays the conjunction's
-        ivs = [o.interval for o in each.values() if o.interval is not None and o.interval.n > 1]
-        binding = min(ivs, key=lambda iv: iv.mean if higher else -iv.mean) if ivs else None
-        return replace(out, ours=f"against every competitor (no validation counterpart): {out.ours}", interval=binding)
+        # the verdict stays the conjunction's; the interval, for the paper's effect, is the paper's own pair's
+        interval = each[f"vs {paired}"].interval if paired is not None else None
+        return replace(out, ours=f"against every competitor (no validation counterpart): {out.ours}", interval=interval)
     missing = sorted(set(others) - set(select))
     if missing:
         raise ValueError(f"best() needs a validation value of every competitor; missing {missing}")

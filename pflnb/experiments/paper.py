@@ -216,7 +216,8 @@ class Experiment:
     ``paper_setting``: what the paper itself states for a field of :data:`SCALE_FIELDS` where the paper profile's
     declared value is not the paper's statement: None where the paper states nothing for this experiment (the paper
     profile's value is our choice), else the paper's own setting in words (a model pflnb lacks, a setting the paper
-    states per table). A stand-in quotes these instead of the paper profile's values (:func:`setting_stand_in`).
+    states per table). A stand-in quotes these instead of the paper profile's values (:func:`setting_stand_in`);
+    an experiment with no run at the paper profile (an analogue) is compared with these alone.
     """
 
     name: str
@@ -1017,15 +1018,19 @@ def setting_stand_in(experiment: Experiment, profile: str) -> str:
     at the ``paper`` profile ('native' image size, 'all' samples where it takes the data as it is), or differs from
     what the paper states (:attr:`Experiment.paper_setting`: the paper's words; a field it does not state shows as not
     stated, beside the paper profile's choice); the arms run at the paper profile only are named; '' at the paper
-    profile or where nothing differs."""
+    profile or where nothing differs. An experiment without runs at the paper profile lists the fields the paper's
+    words are declared for, each beside ours."""
     if profile == "paper":
         return ""
     ours, paper = _declared_setting(experiment, profile), _declared_setting(experiment, "paper")
     if ours is None:
         return ""
-    if paper is None:
-        return f"{experiment.name} at {profile}: the paper's setting is not declared (no run at the paper profile)"
     said = experiment.paper_setting
+    if paper is None:  # no run at the paper profile: what the paper states is all there is to compare with
+        if not said:
+            return f"{experiment.name} at {profile}: the paper's setting is not declared (no run at the paper profile)"
+        stated = [f"{f} {_shown(f, ours[f])} (paper: {said[f] or 'not stated'})" for f in SCALE_FIELDS if f in said]
+        return f"{experiment.name} at {profile}: {', '.join(stated)}"
     diff = [f for f in SCALE_FIELDS if ours[f] != paper[f] or said.get(f) is not None]
     ran = set(_declared_arms(experiment, profile))
     left_out = [a for a in _declared_arms(experiment, "paper") if a not in ran]

@@ -174,7 +174,13 @@ def beta_shapes(results: Mapping[str, Any]) -> Decided:
     return outcome, None
 
 
-def unseen_most(cells: Sequence[tuple[str, str]], k: int, results: Mapping[str, Any], experiment: str = "table1") -> Decided:
+def unseen_most(
+    cells: Sequence[tuple[str, str]],
+    k: int,
+    results: Mapping[str, Any],
+    experiment: str = "table1",
+    paired: Mapping[str, str] | None = None,
+) -> Decided:
     """§5.2, "pMixFed outperforms the baselines in most cases", on the unseen clients of ``experiment`` (Table 1, or
     its 15-block Table 2 analogue): one part per declared cell (dataset, federation) of ``cells`` and per metric
     (``before`` / ``after`` fine-tuning, :data:`UNSEEN_METRICS`), named '<dataset> <federation> <metric>'; the claim
@@ -185,7 +191,9 @@ def unseen_most(cells: Sequence[tuple[str, str]], k: int, results: Mapping[str, 
     :func:`~pflnb.experiments.claims.best` with ``select=None``: no unseen-client validation accuracy is recorded (an
     unseen client is scored on its test split only), and the seen clients' validation accuracy ranks personalized models,
     not the global model an unseen client starts from, so no competitor is chosen and pMixFed must beat each one. A
-    declared cell the profile does not run is a not-testable part."""
+    declared cell the profile does not run is a not-testable part. ``paired`` (part → competitor): the baseline the
+    paper's effect in that part is measured against, whose comparison carries the part's interval (``best``'s
+    ``paired``); none where the profile does not run that baseline in the cell."""
     result = results[experiment]
     runs = unseen_table(result)
     named: dict[str, Outcome] = {}
@@ -204,7 +212,8 @@ def unseen_most(cells: Sequence[tuple[str, str]], k: int, results: Mapping[str, 
                 named[name] = failed
                 continue
             others = {m: per_seed(cell, metric, label=m) for m in cell.label.unique() if m not in OWN_VARIANTS}
-            named[name] = best(a, others, select=None, name="pmixfed")
+            rival = (paired or {}).get(name)  # a profile that does not run it leaves the part without an interval
+            named[name] = best(a, others, select=None, name="pmixfed", paired=rival if rival in others else None)
     return most(k, **named), sorted(seeds) or None
 
 
