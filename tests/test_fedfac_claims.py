@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from pflnb.experiments.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, PARTIAL, REPRODUCED, ratio_text
 from pflnb.experiments.paper import ExperimentResult, coverage_table, decide
@@ -85,10 +86,21 @@ def _sweeps(profile="cpu", deep=(0.02, -0.02, -0.02), tau_mild=(0.5, 0.5, 0.25),
     }
 
 
-def _fig10(profile="cpu", gap=(0.2, 0.25, 0.15)):
-    """Fig. 10: shared channels (the first half) correlate 0.9 with FedAvg's, personalized ones 0.9 − ``gap``."""
+def _fig10(profile="cpu", gap=(0.2, 0.25, 0.15), fedavg=0.6):
+    """Fig. 10: shared channels (the first half) correlate 0.9 with FedAvg's, personalized ones 0.9 − ``gap``; the
+    FedAvg compared with reaches ``fedavg``."""
     shared = [True] * 4 + [False] * 4
-    recs = [{"featuremaps": {"layer": "conv2", "shared": shared, "correlation": [[0.9] * 4 + [0.9 - g] * 4] * 3}} for g in gap]
+    recs = [
+        {
+            "featuremaps": {
+                "layer": "conv2",
+                "shared": shared,
+                "correlation": [[0.9] * 4 + [0.9 - g] * 4] * 3,
+                "fedavg_test_acc": fedavg,
+            }
+        }
+        for g in gap
+    ]
     table = _rows(setting="Dir(0.1)", label="FedFac conv2 split", seed=SEEDS, test_acc=0.5)
     return ExperimentResult(PAPER.experiment("fig10"), profile, table, recs)
 
@@ -123,8 +135,9 @@ def _results(ff_gain=(5.0, 5.5, 4.5), lam_gap=0.01, fedrep=(0.2, 0.2, 0.2), prof
             _rows(p=0.5, alpha=0.4, method=m, seed=[0, 1], acc=a)
             for m, a in (
                 ("true", [0.70, 0.72]),
+                ("oracle", [0.703, 0.721]),
                 ("dynamic", [0.705, 0.723]),
-                ("static", [0.70, 0.71]),
+                ("static", [0.702, 0.722]),
                 ("random_fixed", [0.71, 0.70]),
                 ("random_redrawn", [0.55, 0.56]),
             )
@@ -203,7 +216,7 @@ GAP = "Gap to FedAvg shrinks with milder skew"
 PERSONALIZED = "FedFac beats the personalized baselines (Table 2)"
 LOSS = "FedFac's training loss falls faster than FedAvg's (Fig. 9)"
 ENSEMBLE = "New clients: Ensemble beats LocalTrain (Table 3)"
-TIME = "FedFac costs 1.21–3.39× FedAvg (Table 7)"
+TIME = "FedFac takes more time than FedAvg (Table 7)"
 MASK = "Masking personalized hurts more than masking shared (Table 8A)"
 RANDOM = "FA split beats a random split (Table 8B)"
 
@@ -219,11 +232,13 @@ def test_known_verdicts_on_synthetic_tables():
     assert v[LOSS] == REPRODUCED  # lower at Dir(0.1); Dir(1.0), the paper's nearly IID π = 1, is no part
     assert [k for k, _ in cl[LOSS].outcome.parts] == [] and "Dir(1.0)" not in cl[LOSS].outcome.ours
     assert v[ENSEMBLE] == REPRODUCED
-    assert v[TIME] == CONTRADICTED  # 1.02–1.05: below the paper's 1.2147–3.3879
+    assert v[TIME] == REPRODUCED  # 1.02–1.05: above 1 (below the paper's 1.2147–3.3879, a size that does not carry)
     assert v[MASK] == REPRODUCED
     assert v[RANDOM] == PARTIAL  # fixed: inconclusive, redrawn: reproduced
     assert v["Random decomposition much worse (Fig. 6)"] == PARTIAL  # redrawn by 15 > δ = 3 points; fixed: −1, +2
-    assert v["FedFac ≈ true split in accuracy (Fig. 6)"] == REPRODUCED  # +0.5, +0.3 points, TOST within ±3
+    # each of the oracle (+0.3, +0.1), static (+0.2, +0.2) and dynamic (+0.5, +0.3 points) within ±3 of true (TOST)
+    assert v["FedFac ≈ true split in accuracy (Fig. 6)"] == REPRODUCED
+    assert [k for k, _ in cl["FedFac ≈ true split in accuracy (Fig. 6)"].outcome.parts] == ["oracle", "static", "dynamic"]
     assert v["Dynamic partition stabilizes (Fig. 7)"] == REPRODUCED  # −3, −1 points from 1, TOST within ±10
     assert v["λp ≥ λs (interlacing)"] == REPRODUCED
     assert v["FA recovers the true split (simulation oracle)"] == REPRODUCED  # κ = 0.85; κ = 0.5 is no part
@@ -252,6 +267,12 @@ def test_equivalence_and_size_claims_use_their_margins():
     cl = _by_name(decide(PAPER, r))
     assert cl["FedFac ≈ true split in accuracy (Fig. 6)"].verdict == CONTRADICTED
     assert "TOST" in cl["FedFac ≈ true split in accuracy (Fig. 6)"].outcome.ours
+    # a part alone: static 4 points below true with dynamic and the oracle equivalent is no longer 'nearly identical'
+    r = _results()
+    sim = r["sim"]
+    sim.loc[(sim.method == "static"), "acc"] = [0.66, 0.68]  # −4, −4 points
+    alone = _by_name(decide(PAPER, r))["FedFac ≈ true split in accuracy (Fig. 6)"]
+    assert alone.verdict == CONTRADICTED and dict(alone.outcome.parts)["dynamic"].verdict == REPRODUCED
     assert cl["Dynamic partition stabilizes (Fig. 7)"].verdict == CONTRADICTED  # 20, 21 points below 1
     redrawn = dict(cl["Random decomposition much worse (Fig. 6)"].outcome.parts)["redrawn"]
     assert redrawn.verdict == CONTRADICTED and "smaller than claimed" in redrawn.label
@@ -332,14 +353,15 @@ def test_almost_all_settings():
     assert [C.strict_majority(n) for n in (1, 2, 3, 4, 5)] == [1, 2, 2, 3, 3]
 
 
-def test_table7_reads_the_paired_timing_rounded():
-    """The interval of the repetitions' ratios against the paper's 1.2147–3.3879×: inside, straddling, below; the value
-    shown is the median rounded to 0.5× (wall-clock), never the interval's digits."""
+def test_table7_reads_the_paired_timing_against_one():
+    """'Consumes more time': the 90 % t-interval of the repetitions' ratios above 1, wholly below 1, or straddling it
+    (the paper's 1.2147–3.3879× is a size on its own models and hardware, not the claim); the median is shown rounded
+    to 0.5× and the interval to two decimals (wall-clock)."""
     for ratios, verdict in (
-        ((1.55, 1.6, 1.58, 1.52, 1.61), REPRODUCED),
-        ((1.1, 1.3, 1.2, 1.25, 1.15), INCONCLUSIVE),
-        ((1.02, 1.05, 1.03, 1.04), CONTRADICTED),
-        ((4.0, 4.2, 4.1), CONTRADICTED),
+        ((1.02, 1.05, 1.03, 1.04), REPRODUCED),
+        ((4.0, 4.2, 4.1), REPRODUCED),
+        ((0.9, 1.2, 1.0, 1.1, 0.95), INCONCLUSIVE),
+        ((0.90, 0.92, 0.91), CONTRADICTED),
     ):
         claim = _by_name(decide(PAPER, _results(ratios=ratios)))[TIME]
         assert claim.verdict == verdict, ratios
@@ -348,10 +370,13 @@ def test_table7_reads_the_paired_timing_rounded():
             f"training time per round {ratio_text(float(np.median(ratios)))} (median of {len(ratios)} paired"
             in claim.outcome.ours
         )
+        # the interval of the ratios, computed here: mean ± t(0.95, n − 1) · sd / √n
+        r = np.array(ratios)
+        half = stats.t.ppf(0.95, len(r) - 1) * r.std(ddof=1) / np.sqrt(len(r))
+        assert f"[{r.mean() - half:.2f}, {r.mean() + half:.2f}]× against 1" in claim.outcome.ours
         assert claim.outcome.interval is None and claim.seeds == [0]
-        assert "[" not in claim.outcome.ours  # no interval digits
     assert claim.note.startswith("Dir(0.1): FedAvg and FedFac alternated in one process, 3 repetitions of 3 rounds")
-    assert _by_name(decide(PAPER, _results(ratios=(1.1, 1.3, 1.2, 1.25, 1.15))))[TIME].outcome.label == "inconclusive"
+    assert "FedFac faster than FedAvg" in claim.label
 
 
 def test_papers_effects_beside_ours():
@@ -416,6 +441,9 @@ def test_fig10_pairs_shared_and_personalized_channels_per_seed():
     r = {**_results(), "fig10": _fig10(gap=(-0.2, -0.25, -0.15))}
     assert _by_name(decide(PAPER, r))[FIG10].verdict == CONTRADICTED
     assert _by_name(decide(PAPER, _results(profile="smoke")))[FIG10].verdict == NOT_TESTABLE
+    # a FedAvg at chance has no filters to be like: not testable, whatever the correlations
+    untrained = _by_name(decide(PAPER, {**_results(), "fig10": _fig10(fedavg=0.12)}))[FIG10]
+    assert untrained.verdict == NOT_TESTABLE and "FedAvg did not train (12.0 %, chance 10.0 %)" in untrained.label
 
 
 def test_sweep_table_reads_validation_and_tau_from_the_records():

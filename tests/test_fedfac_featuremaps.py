@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from pflnb.papers.fedfac.featuremaps import channel_correlation, channel_similarity, layer_maps
+from pflnb.papers.fedfac.featuremaps import channel_correlation, channel_similarity, fedavg_accuracy, layer_maps
 
 
 def test_channel_correlation_is_per_channel_over_images_and_positions():
@@ -36,3 +36,8 @@ def test_channel_similarity_averages_each_group_over_clients():
     rec = {"featuremaps": {"shared": [True, False, True], "correlation": [[0.9, 0.1, 0.7], [0.8, np.nan, 0.6]]}}
     sim = channel_similarity([rec], [3])
     assert sim["shared"][3] == pytest.approx(0.75) and sim["personalized"][3] == pytest.approx(0.1)
+
+
+def test_fedavg_accuracy_is_read_per_seed():
+    recs = [{"featuremaps": {"fedavg_test_acc": 0.13}}, {"featuremaps": {"fedavg_test_acc": 0.71}}]
+    assert fedavg_accuracy(recs, [4, 2]) == {4: 0.13, 2: 0.71}

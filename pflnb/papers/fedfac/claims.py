@@ -35,10 +35,9 @@ from pflnb.experiments.claims import (
     parts,
     ratio_text,
     trained,
-    value,
 )
 from pflnb.experiments.tables import client_table
-from pflnb.papers.fedfac.featuremaps import channel_similarity
+from pflnb.papers.fedfac.featuremaps import channel_similarity, fedavg_accuracy
 
 # The paper's personalized competitors (§5.1: FedPer, LG-FedAvg, FedEM, FedRep); Ditto, APFL and Local are ours
 PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "FedEM")
@@ -185,17 +184,18 @@ def almost_all(n: int) -> int:
 
 
 def _time_check(ratios: Mapping[int, float]) -> Outcome:
-    """Table 7: FedFac's per-round training time over FedAvg's, one ratio per paired repetition, within the paper's
-    range TIME_LOW–TIME_HIGH: the 90 % t-interval of the ratios against that range (:func:`value`). Shown rounded
-    (:func:`ratio_text`, the median): wall-clock ratios vary run to run; the exact ones go to a timing table."""
+    """Table 7, "FedFac indeed consumes more time than FedAvg": FedFac's per-round training time over FedAvg's, one
+    ratio per paired repetition, above 1 (the paper's words state the direction; its ratios, TIME_LOW–TIME_HIGH, are
+    ResNet-18/VGG-16 on its own hardware, a size that does not carry over to another model and machine): the 90 %
+    t-interval of the ratios against 1 (:func:`compare`). The median is shown rounded (:func:`ratio_text`) and the
+    interval to two decimals: wall-clock ratios vary run to run (``check-outputs`` lists, does not count, the row)."""
     r = float(np.median(list(ratios.values())))
-    mid, half = (TIME_LOW + TIME_HIGH) / 2, (TIME_HIGH - TIME_LOW) / 2
-    out = value(ratios, mid, half, scale=1.0, unit="×")
-    detail = {CONTRADICTED: "outside the paper's range", INCONCLUSIVE: "the interval reaches beyond the paper's range"}
-    shown = (
-        f"FedFac / FedAvg training time per round {ratio_text(r)} (median of {len(ratios)} paired repetitions, rounded; "
-        f"decided by the 90 % t-interval of the repetitions' ratios against the paper's {TIME_LOW:g}–{TIME_HIGH:g}×)"
-    )
+    out = compare(ratios, {k: 1.0 for k in ratios}, scale=1.0, unit="", names=("FedFac / FedAvg", "1"))
+    iv = out.interval
+    shown = f"FedFac / FedAvg training time per round {ratio_text(r)} (median of {len(ratios)} paired repetitions, rounded)"
+    if iv is not None and iv.n > 1:
+        shown += f"; 90 % t-interval of the ratios [{1 + iv.lo:.2f}, {1 + iv.hi:.2f}]× against 1"
+    detail = {CONTRADICTED: "FedFac faster than FedAvg", INCONCLUSIVE: "the interval contains 1"}
     return replace(out, ours=shown, interval=None, detail=detail.get(out.verdict, out.detail))
 
 
@@ -296,17 +296,26 @@ def recovery(r: Mapping[str, Any]) -> Decided:
 def _simulation(r: Mapping[str, Any]) -> dict[str, dict[int, float]]:
     sim = r["sim"]
     main = sim[(sim.p == 0.5) & (sim.alpha == 0.4)]
-    return {m: by_seed(main, "acc", method=m) for m in ("true", "dynamic", "static", "random_fixed", "random_redrawn")}
+    methods = ("true", *SIM_LIKE_TRUE, "random_fixed", "random_redrawn")
+    return {m: by_seed(main, "acc", method=m) for m in methods}
+
+
+# Fig. 6's "first four decomposition methods": the true split and these three
+SIM_LIKE_TRUE = ("oracle", "static", "dynamic")
 
 
 def matches_true_split(r: Mapping[str, Any]) -> Decided:
-    """Fig. 6: dynamic FedFac's accuracy (``sim``) equivalent to the true split's within ±SIM_TOL points (TOST on the
-    per-seed paired differences)."""
+    """Fig. 6, "the first four decomposition methods can generate nearly identical results": the oracle's, static
+    FedFac's and dynamic FedFac's accuracy (``sim``) each equivalent to the true split's within ±SIM_TOL points (TOST
+    on the per-seed paired differences), a conjunction of one part per method."""
     if _smoke(r):
         return not_testable(SMOKE), None
     acc = _simulation(r)
-    a, b = _common(acc["dynamic"], acc["true"])
-    return equivalent(a, b, margin=SIM_TOL, names=("dynamic", "true")), sorted(a)
+    named = {}
+    for m in SIM_LIKE_TRUE:
+        a, b = _common(acc[m], acc["true"])
+        named[m] = equivalent(a, b, margin=SIM_TOL, names=(m, "true")) if a else not_testable("no seed ran both sides")
+    return parts(**named), _seeds(*(acc[m] for m in ("true", *SIM_LIKE_TRUE)))
 
 
 def random_split_worse(r: Mapping[str, Any]) -> Decided:
@@ -516,7 +525,7 @@ def ensemble_beats_localtrain(r: Mapping[str, Any]) -> Decided:
 
 def training_time(r: Mapping[str, Any]) -> Decided:
     """Table 7: FedFac's per-round training time over FedAvg's from the paired timing (``timing``, one ratio per
-    repetition), within the paper's range (:func:`_time_check`)."""
+    repetition), above 1 (:func:`_time_check`)."""
     t = r["timing"]
     fill = {
         "setting": str(t.setting.iloc[0]),
@@ -662,11 +671,15 @@ STAND_IN_FIG10 = (
 
 def shared_like_fedavg(r: Mapping[str, Any]) -> Decided:
     """Fig. 10: the mean correlation with FedAvg's maps of FedFac's shared channels above that of its personalized
-    channels (``fig10``), paired per seed."""
+    channels (``fig10``), paired per seed; not testable when the FedAvg compared with, or FedFac, did not train
+    (being like an untrained FedAvg says nothing of FedAvg's filters)."""
     res = r["fig10"]
     fill = {"setting": res.table.setting.iloc[0]}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
+    failed = trained(FedFac=by_seed(res.table, "test_acc"), FedAvg=fedavg_accuracy(res.records, res.table.seed))
+    if failed is not None:
+        return failed, None, fill
     sim = channel_similarity(res.records, res.table.seed)
     outcome = _pair(sim["shared"], sim["personalized"], scale=1.0, names=("shared", "personalized"), unit="(correlation)")
     return outcome, sorted(sim["shared"]), fill

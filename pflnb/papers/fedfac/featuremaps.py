@@ -4,8 +4,9 @@ The paper shows one image's maps from a conv layer split at τ = 50 %: FedFac's 
 more specific maps than FedAvg's, its shared ones look like FedAvg's. :class:`FeatureMapJob` reruns a FedFac run (its
 final states are not cached) and FedAvg on the same config (same seed: same data, partition and initialization, so
 channel j starts from the same filter in both), and records, per client, the correlation of each channel's map with
-FedAvg's same channel on the client's first test images, and the final split of the layer. :func:`channel_similarity`
-reads it: the mean correlation of the shared and of the personalized channels, per seed.
+FedAvg's same channel on the client's first test images, the final split of the layer, and FedAvg's test accuracy.
+:func:`channel_similarity` reads it: the mean correlation of the shared and of the personalized channels, per seed;
+:func:`fedavg_accuracy`: whether the FedAvg compared with trained at all.
 """
 
 from __future__ import annotations
@@ -51,12 +52,13 @@ def layer_maps(model: torch.nn.Module, layer: str, x: torch.Tensor) -> np.ndarra
 class FeatureMapJob(ConfigJob):
     """A FedFac run of ``cfg`` split at one conv layer and FedAvg on the same config: the FedFac run's record with
     ``featuremaps``: the layer, its final split (True = shared), per client the correlation of each channel's map
-    with FedAvg's on the client's first ``images`` test images, and one client's maps for the figure."""
+    with FedAvg's on the client's first ``images`` test images, one client's maps for the figure, and FedAvg's test
+    accuracy (``fedavg_test_acc``: a FedAvg that did not train has nothing to be like)."""
 
     images: int = 4
 
     def key(self) -> str:
-        return digest("feature maps", self.cfg.key(), self.images)
+        return digest("feature maps", self.cfg.key(), self.images, "fedavg_test_acc")
 
     def label(self) -> str:
         return "fig10-fedfac"
@@ -66,7 +68,7 @@ class FeatureMapJob(ConfigJob):
 
     def check(self, record: Any, path: Any) -> dict[str, Any]:
         check_record(record, path)
-        if "featuremaps" not in record:
+        if "fedavg_test_acc" not in record.get("featuremaps", {}):
             raise ValueError(f"cached record {path} has no feature maps; delete it or re-run with force=True")
         return record
 
@@ -86,7 +88,14 @@ class FeatureMapJob(ConfigJob):
             if cid == 0:
                 example = {"image": x[0].cpu().numpy().tolist(), "fedfac": maps[0][0].tolist(), "fedavg": maps[1][0].tolist()}
         shared = [bool(v) for v in mask.cpu().tolist()]
-        return {**ff.record, "featuremaps": {"layer": layer, "shared": shared, "correlation": corr, "example": example}}
+        maps = {"layer": layer, "shared": shared, "correlation": corr, "example": example}
+        acc = fa.record.get("summary", {}).get("test_acc", float("nan"))  # NaN: FedAvg diverged
+        return {**ff.record, "featuremaps": {**maps, "fedavg_test_acc": float(acc)}}
+
+
+def fedavg_accuracy(records: Sequence[dict[str, Any]], seeds: Sequence[int]) -> dict[int, float]:
+    """Per seed, the test accuracy of the FedAvg run the feature maps were compared with."""
+    return {int(seed): float(rec["featuremaps"]["fedavg_test_acc"]) for rec, seed in zip(records, seeds)}
 
 
 def channel_similarity(records: Sequence[dict[str, Any]], seeds: Sequence[int]) -> dict[str, dict[int, float]]:
