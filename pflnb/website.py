@@ -551,7 +551,12 @@ def robustness_markdown(figures: Path) -> list[str]:
             "been run on these outputs, so no verdict is marked fragile. That means unchecked, not robust.",
             "",
         ]
-    t = pd.read_csv(path, keep_default_na=False, dtype=str)
+    table = pd.read_csv(path, keep_default_na=False, dtype=str)
+    try:
+        t = C.robustness_now(table, C.ledger(figures))
+    except FileNotFoundError:  # no claims at all: nothing the table checked is decided now
+        t = table.iloc[0:0]
+    stale = len(table) - len(t)
     fragile = t[t.fragile == C.FRAGILE]
     checked = [C.PAPERS.get(p, p) for p in dict.fromkeys(t.paper)]
     unchecked = [name for key, name in C.PAPERS.items() if key not in set(t.paper)]
@@ -570,7 +575,13 @@ def robustness_markdown(figures: Path) -> list[str]:
         "",
         f"`make robustness` reran the main scope's verdict seeds with torch's generic CPU kernels in place of the pinned "
         f"AVX2 ones (a change in the last bits of the arithmetic; the tuning kept). {len(fragile)} of the {len(t)} verdicts "
-        f"it checked changed: they sit on a boundary, and the ledger marks them '(fragile)'. {scope}",
+        f"it checked changed: they sit on a boundary, and the ledger marks them '(fragile)'. {scope}"
+        + (
+            f" {stale} more rows of the table checked an earlier decision of their claims (the claim, its rule or its "
+            "runs changed since the table was made): those claims read not checked until `make robustness` runs again."
+            if stale
+            else ""
+        ),
         "",
         f'<table class="pflnb-claims pflnb-fragile"><thead>{head}</thead><tbody>{rows}</tbody></table>' if len(fragile) else "",
         "",

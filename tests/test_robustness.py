@@ -56,14 +56,25 @@ def test_decide_marks_fragile_claims_and_the_ledger_counts_them(tmp_path, monkey
 
     (tmp_path / "robustness.csv").write_text(
         "paper,claim,pinned,perturbed,fragile,pinned verdict,perturbed verdict\n"
-        "toy,always true,reproduced,inconclusive,fragile,a,b\n"
+        "toy,always true,reproduced,inconclusive,fragile,ok [criterion: x],b\n"
+        "toy,decided anew,reproduced,reproduced,stable,ok [criterion: y],b\n"  # checked under another criterion
+        "toy,once fragile,contradicted,inconclusive,fragile,ok [criterion: x],b\n"  # checked when it was contradicted
+        "toy,timed,inconclusive,reproduced,fragile,\"1.1× [0.9, 1.3]\",b\n"  # wall-clock: its numbers differ every run
     )
     monkeypatch.setattr(P.R, "figures_root", lambda: tmp_path)
-    assert fragility("toy") == {"always true": C.FRAGILE}
+    assert fragility("toy")["always true"] == (C.FRAGILE, C.REPRODUCED, "ok [criterion: x]")
     spec = P.Derived("always true", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
     other = P.Derived("also true", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
-    (claim, plain) = decide(Paper("toy", "Toy", (), (spec, other)), {})
+    anew = P.Derived("decided anew", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
+    once = P.Derived("once fragile", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
+    timed = P.Derived(
+        "timed", "yes", lambda r: (C.compare({0: 1.2, 1: 1.0}, {0: 1.0, 1: 1.0}), None), ours="x", wall_clock=True
+    )
+    (claim, plain, new, now, clock) = decide(Paper("toy", "Toy", (), (spec, other, anew, once, timed)), {})
     assert claim.fragile == C.FRAGILE and claim.label == "reproduced (fragile)" and plain.fragile == ""
+    # a row made on an earlier decision checks nothing now: its claim reads not checked, until make robustness reruns
+    assert new.fragile == "" and now.fragile == ""
+    assert clock.verdict == C.INCONCLUSIVE and clock.fragile == C.FRAGILE  # same verdict; times are never equal
     _write(tmp_path / "figs", "lgmix", [claim, plain])
     counts = C.ledger_counts(C.ledger(tmp_path / "figs"))
     assert C.FRAGILE not in counts.columns and counts.loc[0, C.OUR_CHECKS] == 2  # ours: not in the paper counts

@@ -346,14 +346,18 @@ def test_the_ledger_page_shows_fragile_verdicts_and_how_the_ledger_moved(tmp_pat
     by_hand.to_csv(tmp_path / C.MOVES_FILE, index=False)
     unchecked = W.ledger_markdown(tmp_path).split("## Fragile verdicts")[1]  # no robustness table yet: said so
     assert "Not checked yet" in unchecked and "not robust" in unchecked and "<table" not in unchecked.split("##")[0]
+    exact = C.identity(0.0, 1e-9).ours  # "brand new" as decided now
     (tmp_path / "robustness.csv").write_text(
         "paper,claim,pinned,perturbed,fragile,pinned verdict,perturbed verdict\n"
-        'lgmix,brand new,reproduced,inconclusive,fragile,"+1 [+0.1, +2]","+1 [-0.1, +2]"\n'
-        "lgmix,other,reproduced,reproduced,stable,a,b\n"
+        f'lgmix,brand new,reproduced,inconclusive,fragile,"{exact}","+1 [-0.1, +2]"\n'
+        "lgmix,other,reproduced,reproduced,stable,a,b\n"  # a claim the ledger no longer has
+        'lgmix,A beats B (Fig. 2a),reproduced,inconclusive,fragile,"+10 [+9, +11]",b\n'  # now contradicted
     )
     page = W.ledger_markdown(tmp_path)
     assert "## How the ledger moved" in page and "read by hand" in page and page.count("<tr><td>LG-Mix</td>") >= 4
-    assert "## Fragile verdicts" in page and "1 of the 2 verdicts" in page and "brand new" in page.split("## Fragile")[1]
+    fragile = page.split("## Fragile verdicts")[1].split("## How")[0]
+    assert "1 of the 1 verdicts" in fragile and "brand new" in fragile and "A beats B" not in fragile
+    assert "2 more rows of the table checked an earlier decision of their claims" in fragile
     assert "Papers checked: LG-Mix; not yet Fed-CO2, FedPG, pMixFed, FedSplit/FedFac, whose verdicts are unchecked" in page
     assert "{warning}" not in page  # every claims CSV decided under the current rules
     (tmp_path / "fedco2").mkdir()

@@ -607,6 +607,33 @@ def effect_text(effect: float | Mapping[str, float] | None, outcome: Outcome) ->
     return f"{float(effect):+.2f}", effect_position(outcome, float(effect))
 
 
+def checks_now(pinned: str, pinned_ours: str, verdict: str, ours: str, wall_clock: bool = False) -> bool:
+    """Whether a row of the robustness table (``make robustness``: the claim's ``pinned`` verdict category and its
+    numbers, ``pinned_ours``) still describes the claim as decided now (``verdict``, ``ours``): the same category and,
+    but for a wall-clock claim (whose times differ every run), the same numbers. A row made on an earlier decision (the
+    claim's rule or runs changed since) checked something else: the claim reads not checked until the table is rerun."""
+    return pinned == verdict and (wall_clock or pinned_ours == ours)
+
+
+def robustness_now(table: pd.DataFrame, ledger_table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the robustness table (``figures/robustness.csv``) that still describe a claim of ``ledger_table``
+    (:func:`ledger`) as it is decided now (:func:`checks_now`); the others checked an earlier decision."""
+    keys = {name: key for key, name in PAPERS.items()}
+    now = {(keys.get(r["paper"], r["paper"]), r["claim"]): r for _, r in ledger_table.iterrows()}
+    keep = [
+        (r["paper"], r["claim"]) in now
+        and checks_now(
+            r["pinned"],
+            r["pinned verdict"],
+            now[(r["paper"], r["claim"])]["category"],
+            now[(r["paper"], r["claim"])]["ours"],
+            now[(r["paper"], r["claim"])]["wall_clock"] == "yes",
+        )
+        for _, r in table.iterrows()
+    ]
+    return table[pd.Series(keep, index=table.index, dtype=bool)]
+
+
 STAND_IN = "stand-in"  # the word the shown verdict of a stand-in claim carries
 FRAGILE = "fragile"  # ... of a claim whose verdict changed under a last-bit perturbation of the kernels (robustness.csv)
 PAPER_SOURCE, OURS_SOURCE = "paper", "ours"  # who states a claim: the paper (counted in the ledger) or we (our checks)

@@ -1105,15 +1105,17 @@ def robustness_path(root: str | Path | None = None) -> Path:
     return (Path(root) if root is not None else R.figures_root()) / "robustness.csv"
 
 
-def fragility(paper: str, root: str | Path | None = None) -> dict[str, str]:
-    """Claim text → 'fragile' (its verdict changed under the perturbed kernels) or 'stable', for ``paper``, from the
-    committed robustness table; empty without one."""
+def fragility(paper: str, root: str | Path | None = None) -> dict[str, tuple[str, str, str]]:
+    """Claim text → ('fragile' (its verdict changed under the perturbed kernels) or 'stable', the pinned verdict
+    category, the pinned numbers) for ``paper``, from the committed robustness table; empty without one. The mark
+    applies while the claim is decided as it was then (:func:`~pflnb.experiments.claims.checks_now`)."""
     path = robustness_path(root)
     if not path.exists():
         return {}
     t = pd.read_csv(path, keep_default_na=False, dtype=str)
     t = t[t["paper"] == paper]
-    return {c: f for c, f in zip(t["claim"], t["fragile"]) if f in (R.FRAGILE, "stable")}
+    rows = zip(t["claim"], t["fragile"], t["pinned"], t["pinned verdict"])
+    return {c: (f, v, ours) for c, f, v, ours in rows if f in (R.FRAGILE, "stable")}
 
 
 def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> list[Claim]:
@@ -1125,7 +1127,7 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> l
     arms that did not train while its rule runs (:func:`_floor`: an arm below it makes the claim, or its part, not
     testable); its stand-in reasons derived from what it read (:func:`_stand_in`); who states it (``cite`` or
     ``ours``); the paper's effect beside ours and where it lies against our interval; and whether its verdict proved
-    fragile under perturbed kernels (:func:`fragility`).
+    fragile under perturbed kernels (:func:`fragility`; not checked where the robustness table saw another decision).
 
     ``extended=False`` (the main scope): a claim that reads one of :attr:`Paper.extended`'s results, absent from
     ``results``, is **not run** (its text's placeholders shown as '…'). Any other missing result is an error, also
@@ -1156,6 +1158,8 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> l
             ]
         note = "; ".join(n for n in (note, *tuned) if n)
         effect, where = R.effect_text(spec.effect, outcome)
+        mark, pinned, pinned_ours = fragile.get(text, ("", "", ""))
+        checked = mark and R.checks_now(pinned, pinned_ours, outcome.verdict, outcome.ours, spec.wall_clock)
         out.append(
             Claim(
                 text,
@@ -1166,7 +1170,7 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> l
                 stand_in=_stand_in(paper, spec, reads.read, results),
                 paper_effect=effect,
                 effect_vs_ours=where,
-                fragile=fragile.get(text, ""),
+                fragile=mark if checked else "",
                 **stated,
             )
         )
