@@ -59,7 +59,7 @@ def test_decide_marks_fragile_claims_and_the_ledger_counts_them(tmp_path, monkey
         "toy,always true,reproduced,inconclusive,fragile,ok [criterion: x],b\n"
         "toy,decided anew,reproduced,reproduced,stable,ok [criterion: y],b\n"  # checked under another criterion
         "toy,once fragile,contradicted,inconclusive,fragile,ok [criterion: x],b\n"  # checked when it was contradicted
-        "toy,timed,inconclusive,reproduced,fragile,\"1.1× [0.9, 1.3]\",b\n"  # wall-clock: its numbers differ every run
+        'toy,timed,inconclusive,reproduced,fragile,"1.1× [0.9, 1.3]",b\n'  # wall-clock: its numbers differ every run
     )
     monkeypatch.setattr(P.R, "figures_root", lambda: tmp_path)
     assert fragility("toy")["always true"] == (C.FRAGILE, C.REPRODUCED, "ok [criterion: x]")
@@ -67,9 +67,7 @@ def test_decide_marks_fragile_claims_and_the_ledger_counts_them(tmp_path, monkey
     other = P.Derived("also true", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
     anew = P.Derived("decided anew", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
     once = P.Derived("once fragile", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
-    timed = P.Derived(
-        "timed", "yes", lambda r: (C.compare({0: 1.2, 1: 1.0}, {0: 1.0, 1: 1.0}), None), ours="x", wall_clock=True
-    )
+    timed = P.Derived("timed", "yes", lambda r: (C.compare({0: 1.2, 1: 1.0}, {0: 1.0, 1: 1.0}), None), ours="x", wall_clock=True)
     (claim, plain, new, now, clock) = decide(Paper("toy", "Toy", (), (spec, other, anew, once, timed)), {})
     assert claim.fragile == C.FRAGILE and claim.label == "reproduced (fragile)" and plain.fragile == ""
     # a row made on an earlier decision checks nothing now: its claim reads not checked, until make robustness reruns
