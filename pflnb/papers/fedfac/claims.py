@@ -677,9 +677,11 @@ def shared_like_fedavg(r: Mapping[str, Any]) -> Decided:
     fill = {"setting": res.table.setting.iloc[0]}
     if _smoke(r):
         return not_testable(SMOKE), None, fill
-    failed = trained(FedFac=by_seed(res.table, "test_acc"), FedAvg=fedavg_accuracy(res.records, res.table.seed))
+    acc = {"FedFac": by_seed(res.table, "test_acc"), "FedAvg": fedavg_accuracy(res.records, res.table.seed)}
+    failed = trained(**acc)
     if failed is not None:
         return failed, None, fill
     sim = channel_similarity(res.records, res.table.seed)
     outcome = _pair(sim["shared"], sim["personalized"], scale=1.0, names=("shared", "personalized"), unit="(correlation)")
-    return outcome, sorted(sim["shared"]), fill
+    runs = ", ".join(f"{k} {100 * np.mean(list(v.values())):.1f} %" for k, v in acc.items())
+    return replace(outcome, ours=f"{outcome.ours}; the runs compared reach {runs} test accuracy"), sorted(sim["shared"]), fill
