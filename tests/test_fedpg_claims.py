@@ -412,6 +412,19 @@ def test_best_g_acc_reads_the_papers_effect_against_its_own_strongest_baseline()
     assert cnn.effect_vs_ours == "FedPG: —; S-FedPG: —" and part(cnn, "FedPG").interval is None
 
 
+def test_table1_rules_read_table1_alone():
+    # the ablations' FedPG arm, here far below Table 1's, must not reach Table 1's claims, their stand-ins or notes
+    low = runs(FedPG=with_fair(records(0.85, 0.40, 0.80, sd=0.3, fresh_gap=0.1, internals=QP), (0.010, 0.012, 0.011)))
+    cl = claims(runs(FedProx=records(0.93, 0.70, 0.75, sd=0.5)), ablations=low)  # Table 1: FedPG 77 vs FedProx 70
+    bestg = find(cl, "FedPG / S-FedPG have the best G-acc")
+    assert part(bestg, "FedPG").verdict == C.REPRODUCED and "FedPG 77.0" in part(part(bestg, "FedPG"), "vs FedProx").ours
+    for start in ("FedPG / S-FedPG have the best G-acc", "FedPG's P-models keep G-acc ≈ GM (protocol P1", "FedPG's L-acc"):
+        row = find(cl, start)
+        assert row.stand_in.startswith("table1 at cpu") and "ablations at cpu" not in row.stand_in, row.stand_in
+        assert "ablations tuned" not in row.note
+    assert "ablations at cpu" in find(cl, "M1 (d = d_r) lowers").stand_in  # the ablation rows read the ablations
+
+
 def test_eq8_violation_and_non_descent_are_contradicted():
     bad = {**QP, "max_eq8": 1e-6, "max_online_dot": 1e-9}
     cl = claims(runs(**{"FedPG": records(0.85, 0.77, 0.80, sd=0.3, fresh_gap=0.1, internals=bad)}))
