@@ -94,6 +94,25 @@ def test_a_stand_in_quotes_the_paper_not_our_paper_profile_where_they_differ():
         dataclasses.replace(shock, paper_setting={"model": " "})
 
 
+def test_a_stand_in_names_participation_and_the_swept_values_in_numeric_order():
+    """Fed-CO2's label skew samples 5 % of 100 clients a round in the paper (§ Concrete Implementation) and every client
+    at cpu; its client-count sweep lists N by value (5 before 10), the paper's as well; a swept field (Fig. 3's α, Fig.
+    6's γ) is compared like a setting field, in the paper's words where they are declared."""
+    co2 = _paper("fedco2")
+    label = setting_stand_in(co2.experiment("label"), "cpu")
+    assert "participation 1.0 (paper: 0.05)" in label
+    clients = setting_stand_in(co2.experiment("clients"), "cpu")
+    assert "num_clients 5/10/20/40 (paper: 50/100/150/300/500)" in clients
+    alphas = setting_stand_in(co2.experiment("label-feature-alpha"), "cpu")
+    assert alphas.endswith("alpha 0.3/1.0/2.0 (paper: 0.3/0.7/1.0/1.5/2.0)")
+    ratios = setting_stand_in(co2.experiment("train-ratio"), "cpu")
+    assert ratios.endswith("train_ratio 0.25/0.5/0.75/1.0 (paper: γ ∈ {0.2, 0.4, 0.6, 1.0, 2.0})")
+    # a sweep the cpu profile runs in full at the paper's values is no reason
+    full = dataclasses.replace(co2.experiment("label-feature-alpha"), grid={"alpha": {"cpu": (0.3, 0.7), "paper": (0.3, 0.7)}})
+    assert "alpha 0.3" not in setting_stand_in(full, "cpu")
+    assert "participation" not in setting_stand_in(co2.experiment("feature"), "cpu")  # every client at both profiles
+
+
 def test_an_analogue_without_paper_profile_runs_is_compared_with_the_papers_words():
     """pMixFed's 15-block Table 2 analogue has no run at the paper profile (table2 is its paper-profile experiment):
     its stand-in lists each field the paper's words are declared for, beside ours; with none declared it says so."""

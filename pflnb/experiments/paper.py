@@ -213,7 +213,7 @@ class Experiment:
     to digits5-lite with a note (:func:`~pflnb.experiments.config.with_available_data`). ``job``: what each run
     computes, ``job(config, arm)`` (default: the engine run, :class:`~pflnb.experiments.jobs.RunJob`, under
     ``protocol``); a paper whose runs also compute something from their final states declares its job here.
-    ``paper_setting``: what the paper itself states for a field of :data:`SCALE_FIELDS` where the paper profile's
+    ``paper_setting``: what the paper itself states for a field of :data:`SCALE_FIELDS` (or of ``grid``) where the paper profile's
     declared value is not the paper's statement: None where the paper states nothing for this experiment (the paper
     profile's value is our choice), else the paper's own setting in words (a model pflnb lacks, a setting the paper
     states per table). A stand-in quotes these instead of the paper profile's values (:func:`setting_stand_in`);
@@ -237,9 +237,9 @@ class Experiment:
     paper_setting: Mapping[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.paper_setting) - set(SCALE_FIELDS))
+        unknown = sorted(set(self.paper_setting) - set(self.scale_fields))
         if unknown:
-            raise ValueError(f"experiment {self.name!r}: paper_setting of {unknown}; choose from {SCALE_FIELDS}")
+            raise ValueError(f"experiment {self.name!r}: paper_setting of {unknown}; choose from {self.scale_fields}")
         empty = sorted(k for k, v in self.paper_setting.items() if v is not None and not str(v).strip())
         if empty:
             raise ValueError(f"experiment {self.name!r}: paper_setting of {empty} is empty; None means not stated")
@@ -282,6 +282,12 @@ class Experiment:
                                 f"{a.method} uses instead of the learning rate, so the tuned lr would not reach it; "
                                 "leave them unset (they follow the lr) or tune them as the arm's keys"
                             )
+
+    @property
+    def scale_fields(self) -> tuple[str, ...]:
+        """The fields a stand-in compares with the paper's setting: :data:`SCALE_FIELDS` and the fields the
+        experiment sweeps (``grid``: Fig. 3's α, Fig. 6's γ), whose values the paper also states."""
+        return (*SCALE_FIELDS, *(f for f in self.grid if f not in SCALE_FIELDS))
 
     def arm(self, label: str) -> Arm:
         """The arm called ``label``."""
@@ -977,6 +983,7 @@ SCALE_FIELDS = (  # what the paper states
     "image_size",
     "max_samples",
     "num_clients",
+    "participation",
     "local_epochs",
     "rounds",
 )
@@ -994,10 +1001,19 @@ def _declared_runs(experiment: Experiment, profile: str) -> list[tuple[dict[str,
 
 
 def _declared_setting(experiment: Experiment, profile: str) -> dict[str, tuple[str, ...]] | None:
-    """The values of :data:`SCALE_FIELDS` over an experiment's declared runs at ``profile``; None when the experiment
-    declares no run there."""
+    """The values of the experiment's :attr:`~Experiment.scale_fields` over its declared runs at ``profile``; None when
+    the experiment declares no run there."""
     cfgs = [cfg for _, cfg in _declared_runs(experiment, profile)]
-    return {f: tuple(sorted({str(getattr(c, f)) for c in cfgs})) for f in SCALE_FIELDS} if cfgs else None
+    fields = experiment.scale_fields
+    return {f: tuple(sorted({str(getattr(c, f)) for c in cfgs}, key=_in_order)) for f in fields} if cfgs else None
+
+
+def _in_order(value: str) -> tuple[int, float, str]:
+    """Sort key of a field's values as text: numbers by value (5 before 10), then the rest by name."""
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)
 
 
 def _declared_arms(experiment: Experiment, profile: str) -> list[str]:
@@ -1013,8 +1029,9 @@ def _shown(field_: str, values: tuple[str, ...]) -> str:
 
 
 def setting_stand_in(experiment: Experiment, profile: str) -> str:
-    """Why ``experiment`` at ``profile`` is a stand-in for the paper's setting: each of :data:`SCALE_FIELDS`
-    (dataset, partition, model, image size, samples, clients, local epochs, rounds) that differs from the declaration
+    """Why ``experiment`` at ``profile`` is a stand-in for the paper's setting: each of its
+    :attr:`~Experiment.scale_fields` (dataset, partition, model, image size, samples, clients, participation, local
+    epochs, rounds, and the values of each field it sweeps) that differs from the declaration
     at the ``paper`` profile ('native' image size, 'all' samples where it takes the data as it is), or differs from
     what the paper states (:attr:`Experiment.paper_setting`: the paper's words; a field it does not state shows as not
     stated, beside the paper profile's choice); the arms run at the paper profile only are named; '' at the paper
@@ -1029,9 +1046,9 @@ def setting_stand_in(experiment: Experiment, profile: str) -> str:
     if paper is None:  # no run at the paper profile: what the paper states is all there is to compare with
         if not said:
             return f"{experiment.name} at {profile}: the paper's setting is not declared (no run at the paper profile)"
-        stated = [f"{f} {_shown(f, ours[f])} (paper: {said[f] or 'not stated'})" for f in SCALE_FIELDS if f in said]
+        stated = [f"{f} {_shown(f, ours[f])} (paper: {said[f] or 'not stated'})" for f in experiment.scale_fields if f in said]
         return f"{experiment.name} at {profile}: {', '.join(stated)}"
-    diff = [f for f in SCALE_FIELDS if ours[f] != paper[f] or said.get(f) is not None]
+    diff = [f for f in experiment.scale_fields if ours[f] != paper[f] or said.get(f) is not None]
     ran = set(_declared_arms(experiment, profile))
     left_out = [a for a in _declared_arms(experiment, "paper") if a not in ran]
     if not diff and not left_out:

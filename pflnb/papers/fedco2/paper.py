@@ -243,7 +243,7 @@ EXPERIMENTS = (
         grid={"train_ratio": TRAIN_RATIOS},
         datasets=PAPER_DIGITS,
         tune=TUNE,
-        paper_setting=DIGITS_STATED,
+        paper_setting={**DIGITS_STATED, "train_ratio": "γ ∈ {0.2, 0.4, 0.6, 1.0, 2.0}"},
     ),
     Experiment(
         "noise",
@@ -256,7 +256,7 @@ EXPERIMENTS = (
         fallback=True,
         datasets=PAPER_CIFAR10,
         tune=TUNE,
-        paper_setting={"local_epochs": None, "rounds": None},
+        paper_setting={"local_epochs": None, "rounds": None, "noise": "σ_M ∈ {0, 5, 10, 15, 20} on the 0–255 scale"},
     ),
 )
 
