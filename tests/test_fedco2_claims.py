@@ -212,12 +212,22 @@ def test_component_residuals_and_assert_components_match():
     assert E.identity_tolerance("cpu") == 0.0
 
 
-def label_records(partition, co2, bn, local, avg=0.5, per_client_co2=None):
+def label_records(partition, co2, bn, local, avg=0.5, per_client_co2=None, online=None, offline=None):
+    """The label experiment's arms at every seed: FedAvg at ``avg``, FedBN at ``bn`` and Local at ``local`` (arms of
+    their own), Fed-CO2 at ``co2`` with its online and offline models at ``online`` and ``offline`` (default: the FedBN
+    and Local arms' accuracies)."""
+    online, offline = online or bn, offline or local
     out = []
     for i, s in enumerate(SEEDS):
-        out.append(rec("FedAvg", s, avg, partition=partition))
+        out += [
+            rec("FedAvg", s, avg, partition=partition),
+            rec(E.FEDBN, s, bn[i], partition=partition),
+            rec(E.LOCAL, s, local[i], partition=partition),
+        ]
         pc = per_client_co2[i] if per_client_co2 is not None else None
-        out.append(rec(E.FEDCO2, s, co2[i], "fedco2-label", online=bn[i], offline=local[i], partition=partition, per_client=pc))
+        out.append(
+            rec(E.FEDCO2, s, co2[i], "fedco2-label", online=online[i], offline=offline[i], partition=partition, per_client=pc)
+        )
     return out
 
 
@@ -227,7 +237,7 @@ def test_label_claims_compare_with_the_strongest_component_not_the_mean():
     dirich = label_records("dirichlet", co2=(0.84, 0.85, 0.83), bn=(0.70, 0.72, 0.69), local=(0.80, 0.81, 0.79))
     res = {"label": result("label", path + dirich)}
     t3_path = decided("Label skew (pathological): Fed-CO2 beats", res)
-    assert t3_path.verdict == CONTRADICTED and E.OFFLINE in t3_path.outcome.ours
+    assert t3_path.verdict == CONTRADICTED and f"Fed-CO2 − {E.LOCAL}" in t3_path.outcome.ours
     # the pathological column claims FedBN and Local only (the paper's own FedRoD is above Fed-CO2 there, Table 3)
     assert [k for k, _ in t3_path.outcome.parts] == ["vs FedBN", "vs Local"]
     assert (
@@ -237,11 +247,35 @@ def test_label_claims_compare_with_the_strongest_component_not_the_mean():
     t3_dir = decided("Label skew (dirichlet): Fed-CO2 beats", res)
     assert t3_dir.verdict == REPRODUCED and [k for k, _ in t3_dir.outcome.parts] == ["vs FedBN", "vs Local", "vs other baselines"]
     assert "vs other baselines: +3.24" in t3_dir.paper_effect  # 77.45 − the runner-up FedPer's 74.21
+    # the other baselines are those besides FedBN and Local: here FedAvg alone
+    assert "strongest competitor FedAvg" in dict(t3_dir.outcome.parts)["vs other baselines"].ours
     for part in ("pathological", "dirichlet"):  # fused above the weaker model (FedBN) on every client
         fig4 = decided(f"Label skew ({part}): the fused prediction", res)
         assert fig4.verdict == REPRODUCED and fig4.note.endswith("seed 0: 100 %, seed 1: 100 %, seed 2: 100 %")
     t3 = E.table3(res["label"])
-    assert {"pathological", "dirichlet"} <= set(t3.columns) and {E.ONLINE, E.OFFLINE, E.FEDCO2, "FedAvg"} == set(t3.index)
+    assert {"pathological", "dirichlet"} <= set(t3.columns)
+    assert {E.FEDBN, E.LOCAL, E.ONLINE, E.OFFLINE, E.FEDCO2, "FedAvg"} == set(t3.index)
+    # the paper's numbers sit beside the arms they belong to, not beside Fed-CO2's models
+    assert t3.loc[E.FEDBN, "paper C10 (path., Dir.)"] == "86.71 / 75.41" and t3.loc[E.ONLINE, "paper C10 (path., Dir.)"] == ""
+
+
+def test_table3_reads_the_tuned_fedbn_and_local_arms_not_fedco2s_own_models():
+    """Fed-CO2's online and offline models are FedBN and Local at Fed-CO2's learning rate; Table 3's claim is about
+    FedBN and Local as baselines, tuned like every arm, so it reads their own runs. Here Fed-CO2's models are far below
+    it (0.50, 0.55) while the FedBN arm is above it in every seed: reading the models would reproduce both parts."""
+    co2, bn, local = (0.84, 0.85, 0.83), (0.86, 0.88, 0.845), (0.80, 0.81, 0.79)
+    recs = label_records("pathological", co2=co2, bn=bn, local=local, online=(0.50,) * 3, offline=(0.55,) * 3)
+    claim = decided("Label skew (pathological): Fed-CO2 beats", {"label": result("label", recs)})
+    diffs = 100 * (np.array(co2) - np.array(bn))  # −2, −3, −1.5 points
+    half = 2.919986 * diffs.std(ddof=1) / np.sqrt(3)  # t(0.95, 2 df): the 90 % interval
+    expected = f"Fed-CO2 − {E.FEDBN} = {diffs.mean():+.2f} [{diffs.mean() - half:+.2f}, {diffs.mean() + half:+.2f}] points"
+    parts = dict(claim.outcome.parts)
+    assert expected in parts["vs FedBN"].ours and parts["vs FedBN"].verdict == CONTRADICTED
+    assert parts["vs Local"].verdict == REPRODUCED and f"Fed-CO2 − {E.LOCAL} = +4.00" in parts["vs Local"].ours
+    assert claim.verdict == CONTRADICTED
+    # Fig. 4 is about the fused prediction and its own two models: it still reads them
+    fig4 = decided("Label skew (pathological): the fused prediction", {"label": result("label", recs)})
+    assert fig4.verdict == REPRODUCED and "per-client weaker model 50.0" in fig4.outcome.ours
 
 
 def test_fig4_fused_against_the_per_client_weaker_model():
@@ -296,13 +330,19 @@ def test_fig4_weaker_model_is_read_on_validation_not_on_test():
     assert np.allclose(fv["above_weaker"], 0.5)  # client 0: 0.7 < 0.9; client 1: 0.7 ≥ 0.65
 
 
-def client_count_records():
+def client_count_records(online=0.65, offline=0.75):
+    """Table 13's arms at N = 5 and 10: FedAvg 0.5, FedBN 0.65, Local 0.75 (+0.003 per seed index), Fed-CO2 0.80 at
+    N = 5 and 0.70 at N = 10, its own online and offline models at ``online`` and ``offline``."""
     recs = []
     for n, co2 in ((5, 0.80), (10, 0.70)):
         for i, s in enumerate(SEEDS):
             j = 0.003 * i
-            recs.append(rec("FedAvg", s, 0.5, num_clients=n))
-            recs.append(rec(E.FEDCO2, s, co2 + j, "fedco2-label", online=0.65, offline=0.75 + j, num_clients=n))
+            recs += [
+                rec("FedAvg", s, 0.5, num_clients=n),
+                rec(E.FEDBN, s, 0.65, num_clients=n),
+                rec(E.LOCAL, s, 0.75 + j, num_clients=n),
+            ]
+            recs.append(rec(E.FEDCO2, s, co2 + j, "fedco2-label", online=online, offline=offline + j, num_clients=n))
     return recs
 
 
@@ -313,9 +353,12 @@ def test_client_count_claim_has_one_part_per_n():
     assert claim.verdict == CONTRADICTED
     verdicts = dict((k, o.verdict) for k, o in claim.outcome.parts)
     assert verdicts == {"N=5": REPRODUCED, "N=10": CONTRADICTED}
-    assert all(f"strongest competitor {E.OFFLINE} (chosen on validation)" in o.ours for _, o in claim.outcome.parts)
+    assert all(f"strongest competitor {E.LOCAL} (chosen on validation)" in o.ours for _, o in claim.outcome.parts)
     df = E.client_count_frame(client_count_records())
-    assert set(df.method) == {"FedAvg", E.FEDCO2, E.ONLINE, E.OFFLINE} and df.clients.is_monotonic_increasing
+    assert set(df.method) == {"FedAvg", E.FEDBN, E.LOCAL, E.FEDCO2} and df.clients.is_monotonic_increasing
+    # the rivals are the tuned arms, never Fed-CO2's own models: with those far below it, N = 10 is still contradicted
+    low = decided("Number of clients", {"clients": result("clients", client_count_records(online=0.3, offline=0.3))})
+    assert dict((k, o.verdict) for k, o in low.outcome.parts) == {"N=5": REPRODUCED, "N=10": CONTRADICTED}
 
 
 def test_label_feature_claim_and_our_check_of_fedbn_below_local():
@@ -451,7 +494,9 @@ def test_declared_arms_are_valid_methods_and_the_paper_label_rule():
     cpu = dataclasses.replace(PAPER.experiment("label"), fallback=False).runs("cpu", [0])
     assert [(c.method, c.method_params) for lab, c in cpu if lab["partition"] == "pathological"] == [
         ("fedavg", {}),
+        ("fedbn", {}),
         ("fedrod", {}),
+        ("local", {}),
         ("fedco2-label", {}),
     ]
     with pytest.raises(ValueError, match="no seeds for profile 'laptop'"):
@@ -466,7 +511,7 @@ def test_shared_runs_have_one_key():
     label_runs = PAPER.experiment("label").runs("cpu", [0, 1])
     label = {cfg.key() for lab, cfg in label_runs if lab["partition"] == "dirichlet" and lab["label"] in arms}
     n = {cfg.num_clients for _, cfg in PAPER.experiment("label").runs("cpu", [0])}
-    assert len(clients) == 4 * 2 * 2
+    assert len(clients) == 4 * 4 * 2  # N × (FedAvg, FedBN, Local, Fed-CO2) × seeds
     assert {cfg.key() for lab, cfg in clients if lab["num_clients"] in n} == label
     feature = {cfg.key() for lab, cfg in PAPER.experiment("feature").runs("smoke") if lab["label"] == E.FEDCO2}
     for name, label in (("ablation", E.FULL), ("personalize", E.BN_LAYERS)):

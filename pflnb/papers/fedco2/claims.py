@@ -263,16 +263,17 @@ def feature_best(results: Mapping[str, Any]) -> Decided:
 
 
 def label_vs_models(partition: str, baselines: bool, results: Mapping[str, Any]) -> Decided:
-    """Table 3 on ``partition`` (``label``): Fed-CO2 against its own online (= FedBN) and offline (= Local) models, one
-    part each, and (``baselines``) against the other baseline run that is strongest on validation, a third part."""
+    """Table 3 on ``partition`` (``label``): Fed-CO2 against FedBN and Local, each an arm of its own tuned on the same
+    grid (never Fed-CO2's online and offline models, which are FedBN and Local at Fed-CO2's learning rate), one part
+    each, and (``baselines``) against the other baseline run that is strongest on validation, a third part."""
     st = E.component_summary(E.by_partition(results["label"])[partition])
     co2 = E.per_seed(st, E.FEDCO2)
     named = {
-        "vs FedBN": compare(co2, E.per_seed(st, E.ONLINE), names=("Fed-CO2", E.ONLINE)),
-        "vs Local": compare(co2, E.per_seed(st, E.OFFLINE), names=("Fed-CO2", E.OFFLINE)),
+        "vs FedBN": compare(co2, E.per_seed(st, E.FEDBN), names=("Fed-CO2", E.FEDBN)),
+        "vs Local": compare(co2, E.per_seed(st, E.LOCAL), names=("Fed-CO2", E.LOCAL)),
     }
     if baselines:
-        rest = sorted(set(st.method) - {E.FEDCO2, E.ONLINE, E.OFFLINE})
+        rest = sorted(set(st.method) - {E.FEDCO2, E.FEDBN, E.LOCAL, E.ONLINE, E.OFFLINE})
         others = {m: E.per_seed(st, m) for m in rest}
         select = {m: E.per_seed(st, m, "best_val_acc") for m in rest}
         named["vs other baselines"] = best(co2, others, select=select, name="Fed-CO2")
@@ -309,13 +310,13 @@ def fedbn_below_local(results: Mapping[str, Any]) -> Decided:
 
 def client_counts(results: Mapping[str, Any]) -> Decided:
     """Table 13 (``clients``): at every number of clients N, Fed-CO2 against the competitor strongest on validation
-    (FedAvg and its own online = FedBN and offline = Local models); one part per N."""
+    among FedAvg, FedBN and Local (each an arm of its own, tuned per N); one part per N."""
     df = E.client_count_frame(results["clients"].records)
     named: dict[str, Outcome] = {}
     used: set[int] = set()
     for n, g in df.groupby("clients"):
         co2 = E.per_seed(g, E.FEDCO2)
-        rivals = ("FedAvg", E.ONLINE, E.OFFLINE)
+        rivals = ("FedAvg", E.FEDBN, E.LOCAL)
         others = {m: E.per_seed(g, m) for m in rivals}
         select = {m: E.per_seed(g, m, "best_val_acc") for m in rivals}
         named[f"N={n}"] = best(co2, others, select=select, name="Fed-CO2")
