@@ -108,7 +108,13 @@ def fig5_curves(rounds=40, **changes):
     """Fig. 5 runs of the tuned comparison (``fig5_tuned``): per arm of :data:`FIG5_COMPARE_ARMS` and seed, a client-mean
     S-acc curve at its early value over the first third of ``rounds`` and at its final value after, so that
     :func:`curve_stats` gives back (final, early); ``changes``: method → (final, early) in its place."""
-    vals = {"FedPG": (0.60, 0.40), "S-FedPG": (0.62, 0.50), "FedAvg-FT": (0.40, 0.30), "Ditto": (0.35, 0.25), "FedRep": (0.45, 0.35)}
+    vals = {
+        "FedPG": (0.60, 0.40),
+        "S-FedPG": (0.62, 0.50),
+        "FedAvg-FT": (0.40, 0.30),
+        "Ditto": (0.35, 0.25),
+        "FedRep": (0.45, 0.35),
+    }
     vals.update(changes)
     early = max(1, rounds // 3)
     out = {}

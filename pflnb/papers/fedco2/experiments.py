@@ -385,7 +385,9 @@ def table3(label: ExperimentResult) -> pd.DataFrame:
         for part, recs in by_partition(label).items()
     ]
     t = pd.concat(rows).pivot(index="method", columns="partition", values="test_acc")
-    t["paper C10 (path., Dir.)"] = ["{} / {}".format(*REPORTED_TABLE3_C10[m]) if m in REPORTED_TABLE3_C10 else "" for m in t.index]
+    t["paper C10 (path., Dir.)"] = [
+        "{} / {}".format(*REPORTED_TABLE3_C10[m]) if m in REPORTED_TABLE3_C10 else "" for m in t.index
+    ]
     return t
 
 

@@ -152,6 +152,36 @@ FIG5_ARMS = (
 )
 # Fig. 5's comparison with the PFL baselines ('much faster and higher'): every arm at its own tuned learning rate
 FIG5_COMPARE_ARMS = (FEDPG, S_FEDPG, FEDAVG_FT, DITTO, FEDREP)
+FIG5_EXPERIMENT = Experiment(
+    "fig5",
+    "Fig. 5 analogue: S-acc(½) of the P-models every round, Pat-2, every client online (the S_ACC protocol)",
+    "fmnist",
+    FIG5_ARMS,
+    SEEDS,
+    FIG5,
+    protocol=S_ACC,
+    fallback=True,
+    paper_setting=ROUNDS_UNSTATED,
+)
+FIG5_CNN_EXPERIMENT = Experiment(
+    "fig5_cnn",
+    "Fig. 5(b) CNN analogue: S-acc(½) of the P-models every round, Pat-2, every client online, the small CNN on "
+    "digits5-lite, 10 clients at the cpu profile (without the FedPG (5η) probe)",
+    "fmnist",
+    tuple(a for a in FIG5_ARMS if a.label != "FedPG (5η)"),
+    SEEDS,
+    cnn_analogue(FIG5, _CNN_CPU["fig5"]),
+    protocol=S_ACC,
+    datasets=CNN_DATASETS,
+    paper_setting=ROUNDS_UNSTATED,
+)
+
+
+def tuned_for_comparison(experiment: Experiment, name: str, doc: str) -> Experiment:
+    """``experiment``'s setting, protocol and seeds with :data:`FIG5_COMPARE_ARMS`, each arm tuned (:data:`TUNE`)."""
+    return replace(experiment, name=name, doc=doc, arms=FIG5_COMPARE_ARMS, tune=TUNE)
+
+
 # App. B.1's scenarios over the Table 1 setting: Pat-2 at 10 % online, and Dir(0.1) at 50 % and 100 % online
 # (compute bound on 2 shared cores: FedAvg-FT only where 10 % are online, FedPG in every scenario)
 SCENARIOS = (
@@ -195,30 +225,13 @@ EXPERIMENTS = (
         tune=ABLATION_TUNE,
         paper_setting={**ROUNDS_UNSTATED, "partition": "Pat-2"},
     ),
-    Experiment(
-        "fig5",
-        "Fig. 5 analogue: S-acc(½) of the P-models every round, Pat-2, every client online (the S_ACC protocol)",
-        "fmnist",
-        FIG5_ARMS,
-        SEEDS,
-        FIG5,
-        protocol=S_ACC,
-        fallback=True,
-        paper_setting=ROUNDS_UNSTATED,
-    ),
-    Experiment(
+    FIG5_EXPERIMENT,
+    tuned_for_comparison(
+        FIG5_EXPERIMENT,
         "fig5_tuned",
         "Fig. 5 analogue for the comparison with the PFL baselines: the fig5 setting and protocol with FedPG, S-FedPG, "
         "FedAvg-FT, Ditto and FedRep each at its learning rate tuned on validation (the fig5 runs keep FedPG's fixed η and "
         "the baselines' 0.05 for the oscillation rows)",
-        "fmnist",
-        FIG5_COMPARE_ARMS,
-        SEEDS,
-        FIG5,
-        protocol=S_ACC,
-        fallback=True,
-        tune=TUNE,
-        paper_setting=ROUNDS_UNSTATED,
     ),
     Experiment(
         "table1_cnn",
@@ -248,30 +261,12 @@ EXPERIMENTS = (
         tune=replace(TUNE, shared={C.M1_PAIRED: FEDPG.label}),
         paper_setting=ROUNDS_UNSTATED,
     ),
-    Experiment(
-        "fig5_cnn",
-        "Fig. 5(b) CNN analogue: S-acc(½) of the P-models every round, Pat-2, every client online, the small CNN on "
-        "digits5-lite, 10 clients at the cpu profile (without the FedPG (5η) probe)",
-        "fmnist",
-        tuple(a for a in FIG5_ARMS if a.label != "FedPG (5η)"),
-        SEEDS,
-        cnn_analogue(FIG5, _CNN_CPU["fig5"]),
-        protocol=S_ACC,
-        datasets=CNN_DATASETS,
-        paper_setting=ROUNDS_UNSTATED,
-    ),
-    Experiment(
+    FIG5_CNN_EXPERIMENT,
+    tuned_for_comparison(
+        FIG5_CNN_EXPERIMENT,
         "fig5_cnn_tuned",
         "Fig. 5(b) CNN analogue for the comparison with the PFL baselines: the fig5_cnn setting with FedPG, S-FedPG, "
         "FedAvg-FT, Ditto and FedRep each at its learning rate tuned on validation",
-        "fmnist",
-        FIG5_COMPARE_ARMS,
-        SEEDS,
-        cnn_analogue(FIG5, _CNN_CPU["fig5"]),
-        protocol=S_ACC,
-        datasets=CNN_DATASETS,
-        tune=TUNE,
-        paper_setting=ROUNDS_UNSTATED,
     ),
     Experiment(
         "table1_scenarios",
