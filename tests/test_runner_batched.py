@@ -416,7 +416,7 @@ def test_plan_gaps_detect_subclasses_that_bypass_the_plan():
 def test_batched_runner_trains_through_the_batched_path(monkeypatch):
     calls = []
     real = B.run_chunk
-    monkeypatch.setattr(B, "run_chunk", lambda ctx, fm, plans: calls.append(len(plans)) or real(ctx, fm, plans))
+    monkeypatch.setattr(B, "run_chunk", lambda ctx, fm, plans, ctxs=None: calls.append(len(plans)) or real(ctx, fm, plans, ctxs))
     import pflnb.fl.plan as P
 
     monkeypatch.setattr(P, "train_epochs", lambda *a, **k: pytest.fail("sequential training path used"))
@@ -459,11 +459,11 @@ def test_chunk_size_follows_free_cuda_memory(monkeypatch):
 def test_out_of_memory_halves_the_chunk_and_gives_the_same_result(monkeypatch):
     real, sizes = B.run_chunk, []
 
-    def fake(ctx, fm, plans):
+    def fake(ctx, fm, plans, ctxs=None):
         sizes.append(len(plans))
         if len(plans) > 2:
             raise torch.cuda.OutOfMemoryError("fake")
-        return real(ctx, fm, plans)
+        return real(ctx, fm, plans, ctxs)
 
     monkeypatch.setattr(B, "run_chunk", fake)
     seq, bat = run_both("fedbn", participation=1.0, chunk=4)

@@ -2,9 +2,19 @@
 
 from pflnb.fl import state
 from pflnb.fl.algorithm import Algorithm, ClientUpdate, NoParams
-from pflnb.fl.engine import Context, RunSettings, derive_seed, run_simulation, sample_clients, summarize
+from pflnb.fl.engine import (
+    Context,
+    RunSettings,
+    derive_seed,
+    drive,
+    run_simulation,
+    run_stacked,
+    sample_clients,
+    simulate,
+    summarize,
+)
 from pflnb.fl.plan import Batch, FeatureRecord, LocalPlan, Phase, PlanResult, Prox, ProxStep, Term, run_plan
-from pflnb.fl.runner import RUNNERS, BatchedRunner, ClientRunner, SequentialRunner, make_runner
+from pflnb.fl.runner import RUNNERS, BatchedRunner, ClientRunner, LocalWork, SequentialRunner, make_runner
 from pflnb.fl.training import OptimConfig, epoch_batches, evaluate, train_epochs
 
 __all__ = [
@@ -16,6 +26,7 @@ __all__ = [
     "ClientUpdate",
     "FeatureRecord",
     "LocalPlan",
+    "LocalWork",
     "Phase",
     "PlanResult",
     "Prox",
@@ -27,12 +38,15 @@ __all__ = [
     "SequentialRunner",
     "Term",
     "derive_seed",
+    "drive",
     "epoch_batches",
     "evaluate",
     "make_runner",
     "run_plan",
     "run_simulation",
+    "run_stacked",
     "sample_clients",
+    "simulate",
     "state",
     "summarize",
     "train_epochs",

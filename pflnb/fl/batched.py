@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -212,12 +213,14 @@ class Schedule:
         return int(self.sizes_host[t, list(cols)].max())
 
 
-def train_schedule(ctx: Any, plans: Sequence[LocalPlan], phase: Phase, sizes: Sequence[int]) -> list[list[list[torch.Tensor]]]:
+def train_schedule(
+    ctxs: Sequence[Any], plans: Sequence[LocalPlan], phase: Phase, sizes: Sequence[int]
+) -> list[list[list[torch.Tensor]]]:
     """Each client's steps of a training phase, each the minibatch indices it takes (``phase.per_step`` of them),
-    drawn as :func:`~pflnb.fl.training.train_epochs` draws them."""
+    drawn as :func:`~pflnb.fl.training.train_epochs` draws them from the generator of its row's context ``ctxs[i]``."""
     out = []
-    for plan, n in zip(plans, sizes):
-        gen = phase.generator(ctx, plan.cid)
+    for row_ctx, plan, n in zip(ctxs, plans, sizes):
+        gen = phase.generator(row_ctx, plan.cid)
         steps: list[list[torch.Tensor]] = []
         for _ in range(phase.n_epochs):
             epoch = batch_indices(n, phase.optim.batch_size, gen, True, phase.optim.drop_last)
@@ -296,13 +299,20 @@ class FunctionalOptimizer:
     clients with ``active[t]`` move, the others keep parameters and optimizer state unchanged.
 
     ``active`` (T, C) is the phase's whole schedule: Adam's per-client step counts and bias corrections are computed
-    from it up front in Python floats, as torch.optim computes them."""
+    from it up front in Python floats, as torch.optim computes them. ``lrs``: one learning rate per row (stacked runs
+    of several rates, :func:`row_lrs`); None: the phase's own for every row."""
 
     def __init__(
-        self, phase: Phase, params: dict[str, torch.Tensor], active: torch.Tensor, carry: dict[str, Any] | None = None
+        self,
+        phase: Phase,
+        params: dict[str, torch.Tensor],
+        active: torch.Tensor,
+        carry: dict[str, Any] | None = None,
+        lrs: Sequence[float] | None = None,
     ) -> None:
         o = phase.optim
         self.kind, self.lr, self.momentum, self.wd = o.optimizer, phase.step_lr, o.momentum, o.weight_decay
+        self.lrs = lrs
         if self.kind not in ("sgd", "adam"):
             raise ValueError(f"optimizer must be sgd or adam, got {self.kind!r}")
         self.betas, self.eps = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (make_optimizer uses them)
@@ -322,7 +332,8 @@ class FunctionalOptimizer:
             offset = torch.tensor(self.offset, dtype=torch.long)[None, :]
             counts = (active.to("cpu", torch.long).cumsum(0) + offset).clamp(min=1).tolist()
             b1, b2 = self.betas
-            self.neg_step = torch.tensor([[-(self.lr / (1 - b1**n)) for n in row] for row in counts], dtype=like.dtype)
+            lrs = self.lrs if self.lrs is not None else [self.lr] * active.shape[1]
+            self.neg_step = torch.tensor([[-(lr / (1 - b1**n)) for lr, n in zip(lrs, row)] for row in counts], dtype=like.dtype)
             self.bc2_sqrt = torch.tensor([[(1 - b2**n) ** 0.5 for n in row] for row in counts], dtype=like.dtype)
             self.neg_step, self.bc2_sqrt = self.neg_step.to(like.device), self.bc2_sqrt.to(like.device)
 
@@ -346,8 +357,15 @@ class FunctionalOptimizer:
         self._store()
         return {"buf": dict(self.full["buf"]), "sq": dict(self.full["sq"]), "count": [o + s for o, s in zip(self.offset, steps)]}
 
-    def step(self, params: dict[str, torch.Tensor], grads: dict[str, torch.Tensor], active: torch.Tensor) -> None:
-        """Replace ``params[k]`` by the updated stacked tensor for the clients in ``active`` (bool, one per row)."""
+    def step(
+        self,
+        params: dict[str, torch.Tensor],
+        grads: dict[str, torch.Tensor],
+        active: torch.Tensor,
+        lr: torch.Tensor | None = None,
+    ) -> None:
+        """Replace ``params[k]`` by the updated stacked tensor for the clients in ``active`` (bool, one per row);
+        ``lr``: the live rows' learning rates (stacked runs; None: the phase's)."""
         t = self.t
         self.t += 1
         b1, b2 = self.betas
@@ -364,7 +382,7 @@ class FunctionalOptimizer:
                     buf = self.buf[k] * self.momentum + d
                     self.buf[k] = torch.where(act, buf, self.buf[k])
                     d = buf
-                new = torch.add(p, d, alpha=-self.lr)
+                new = torch.add(p, d, alpha=-self.lr) if lr is None else p - _bview(lr, p) * d
             else:
                 m = torch.lerp(self.buf[k], d, 1 - b1)
                 v = torch.addcmul(self.sq[k] * b2, d, d, value=1 - b2)
@@ -433,12 +451,17 @@ class _Stack:
 
 
 def functional_step(
-    phase: Phase, params: Mapping[str, torch.Tensor], grads: Mapping[str, torch.Tensor], st: Mapping[str, torch.Tensor]
+    phase: Phase,
+    params: Mapping[str, torch.Tensor],
+    grads: Mapping[str, torch.Tensor],
+    st: Mapping[str, torch.Tensor],
+    lr: float | torch.Tensor | None = None,
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """One step of the phase's optimizer (torch.optim's SGD or Adam formulas) on one client's ``params``, with its
     state ``st`` (``buf/<name>``, ``sq/<name>``, the step count ``n``): (new parameters, new state). Written on one
-    client's tensors, for a term's ``b.optimize`` under ``vmap``."""
-    o, lr = phase.optim, phase.step_lr
+    client's tensors, for a term's ``b.optimize`` under ``vmap``; ``lr``: this row's rate (default: the phase's)."""
+    o = phase.optim
+    lr = phase.step_lr if lr is None else lr
     b1, b2, eps = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults (make_optimizer uses them)
     n = st["n"] + 1
     new_p, new_st = {}, {"n": n}
@@ -448,7 +471,7 @@ def functional_step(
         if o.optimizer == "sgd":
             if o.momentum != 0:
                 d = new_st["buf/" + k] = st["buf/" + k] * o.momentum + d
-            new_p[k] = torch.add(p, d, alpha=-lr)
+            new_p[k] = p - lr * d if isinstance(lr, torch.Tensor) else torch.add(p, d, alpha=-lr)
         else:
             m = new_st["buf/" + k] = torch.lerp(st["buf/" + k], d, 1 - b1)
             v = new_st["sq/" + k] = torch.addcmul(st["sq/" + k] * b2, d, d, value=1 - b2)
@@ -474,9 +497,10 @@ class _Ops:
     """The runner operations of one client's :class:`~pflnb.fl.plan.Batch` inside ``vmap``: the functional model,
     the sample mask, the anchors, the other slots, the plan values and their optimizer states."""
 
-    def __init__(self, fm: FunctionalModel, phase: Phase, m, anch, slots=None, values=None, opt=None, cols=None) -> None:
+    def __init__(self, fm: FunctionalModel, phase: Phase, m, anch, slots=None, values=None, opt=None, cols=None, lr=None) -> None:
         self.ms = m if isinstance(m, tuple) else (m,)  # one sample mask per minibatch of the step
         self.fm, self.phase, self.m, self.anch = fm, phase, self.ms[0], anch
+        self.lr = phase.step_lr if lr is None else lr  # this row's learning rate (a tensor for stacked runs)
         self.slots, self.values, self.opt, self.cols = slots or {}, values or {}, opt or {}, cols or {}
         self.new_opt: dict[str, dict[str, torch.Tensor]] = {}
         self.kept: dict[str, torch.Tensor] = {}
@@ -549,7 +573,7 @@ class _Ops:
 
     def optimize(self, slot: str, grads):
         params = {k: self.slots[slot][k] for k in grads}
-        new_p, self.new_opt[slot] = functional_step(self.phase, params, grads, self.opt[slot])
+        new_p, self.new_opt[slot] = functional_step(self.phase, params, grads, self.opt[slot], self.lr)
         return new_p
 
 
@@ -564,7 +588,7 @@ class _TermLoss:
         self.recording = [t for t in phase.terms if t.records]
         self.updating = [t for t in phase.terms if t.updates]
 
-    def __call__(self, state: dict[str, torch.Tensor], x, y, m, anch, cols=None) -> tuple[torch.Tensor, dict]:
+    def __call__(self, state: dict[str, torch.Tensor], x, y, m, anch, cols=None, lr=None) -> tuple[torch.Tensor, dict]:
         """(loss, aux): the masked cross-entropy plus every term's loss; aux: the loss value, the new BN buffers and
         the terms' records. Entries ``slot/name`` of ``state`` are the co-trained slots' (``b.slot`` in the loss)."""
         joint: dict[str, dict[str, torch.Tensor]] = {}
@@ -576,9 +600,9 @@ class _TermLoss:
             (h, logits), new_b = self.fm(state, x, m, True, features=True)
         else:
             (logits, new_b), h = self.fm(state, x, m, True), None
-        ops = _Ops(self.fm, self.phase, m, anch, joint, cols=cols)
+        ops = _Ops(self.fm, self.phase, m, anch, joint, cols=cols, lr=lr)
         ops.x = x
-        b = Batch(x, y, state, ops, logits, h, self.step, self.phase.step_lr)
+        b = Batch(x, y, state, ops, logits, h, self.step, ops.lr)
         for t in self.recording:
             for k, v in (t.record(b) or {}).items():
                 ops.keep(k, v.detach())
@@ -590,15 +614,15 @@ class _TermLoss:
         new_b = {**new_b, **{slot_key(s, k): v for s, bs in ops.slot_buffers.items() for k, v in bs.items()}}
         return loss, {"loss": loss.detach(), "buffers": new_b, "records": ops.kept}
 
-    def update(self, state, x, y, m, anch, slots, values, opt, cols=None) -> tuple[dict, dict]:
+    def update(self, state, x, y, m, anch, slots, values, opt, cols=None, lr=None) -> tuple[dict, dict]:
         """Every term's after-step update of one client (later terms see earlier terms' values) and the new optimizer
         states of the slots the terms trained."""
         out: dict[str, torch.Tensor] = {}
-        ops = _Ops(self.fm, self.phase, m, anch, slots, values, opt, cols)
+        ops = _Ops(self.fm, self.phase, m, anch, slots, values, opt, cols, lr)
         parts = tuple(zip(x, y)) if isinstance(x, tuple) else ((x, y),)
         ops.x = parts[0][0]
         for t in self.updating:
-            b = Batch(*parts[0], {**state, **out}, ops, None, None, self.step, self.phase.step_lr, parts)
+            b = Batch(*parts[0], {**state, **out}, ops, None, None, self.step, ops.lr, parts)
             new = t.update(b) or {}
             out.update(new)
             for k, v in new.items():  # later terms read the updated slots and values
@@ -629,7 +653,7 @@ def _keep_records(
 
 
 def _train_phase(
-    ctx: Any,
+    ctxs: Sequence[Any],
     fm: FunctionalModel,
     plans: Sequence[LocalPlan],
     phase: Phase,
@@ -638,15 +662,17 @@ def _train_phase(
     data: tuple,
     optims: dict[str, dict[str, Any]],
     cols: dict[str, torch.Tensor] | None = None,
+    lrs: list[float] | None = None,
 ) -> list[PhaseResult]:
     """Train slot ``phase.model`` of every client (``slots``, ``values`` stacked; replaced in place by the results;
     ``optims``: the optimizer states of the ``opt_state`` keys, continued and stored; ``cols``: the plans' columns,
-    stacked and padded like the samples)."""
+    stacked and padded like the samples; ``ctxs``: each row's context; ``lrs``: each row's learning rate when they
+    differ, stacked runs of several rates, else None)."""
     xs, ys, sizes = data
     slot = slots[phase.model]
     n_clients, device = len(plans), xs.device
     dtype = next(v for v in slot.values() if v.is_floating_point()).dtype
-    steps_idx = train_schedule(ctx, plans, phase, sizes)
+    steps_idx = train_schedule(ctxs, plans, phase, sizes)
     parts = [
         build_schedule([[st[j] for st in cl] for cl in steps_idx], phase.optim.batch_size, device, dtype)
         for j in range(phase.per_step)
@@ -673,11 +699,12 @@ def _train_phase(
         raise ValueError("plan columns need phases whose steps take one minibatch (per_step=1)")
     col_dim = 0 if cols else None
 
-    def client_loss(train_p, fixed_p, bufs, x, y, m, anch, c):
-        return terms({**fixed_p, **train_p, **bufs}, x, y, m, anch, c)
+    def client_loss(train_p, fixed_p, bufs, x, y, m, anch, c, lr):
+        return terms({**fixed_p, **train_p, **bufs}, x, y, m, anch, c, lr)
 
-    step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims, col_dim))
-    update = vmap(terms.update, in_dims=(0, 0, 0, 0, anchor_dims, 0, 0, 0, col_dim)) if terms.updating else None
+    lr_dim = None if lrs is None else 0  # a learning rate per row: a stacked input like the states
+    step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims, col_dim, lr_dim))
+    update = vmap(terms.update, in_dims=(0, 0, 0, 0, anchor_dims, 0, 0, 0, col_dim, lr_dim)) if terms.updating else None
     live = LiveSet(n_clients, device)
     extra = {"__total": torch.zeros(n_clients, dtype=accumulator_dtype(device), device=device)}
     for s in co:
@@ -686,10 +713,12 @@ def _train_phase(
             {"@" + slot_key(s, k): v for k, v in optimizer_state(phase, {k: slots[s][k] for k in fm.param_names}).items()}
         )
     extra.update({value_key(k): v for k, v in values.items()})
+    if lrs is not None:
+        extra["__lr"] = torch.tensor(lrs, dtype=dtype, device=device)
     stack = _Stack(live, {**slot, **extra})
     cur = stack.cur
     carried = optims.get(phase.opt_state) if phase.opt_state is not None else None
-    opt = FunctionalOptimizer(phase, {k: cur[k] for k in trainable} if by_optimizer else {}, sched.active, carried)
+    opt = FunctionalOptimizer(phase, {k: cur[k] for k in trainable} if by_optimizer else {}, sched.active, carried, lrs)
     data_rows = {"xs": xs, "ys": ys, **{"#" + k: v for k, v in cols.items()}}
     recs: list[tuple[list, dict[str, torch.Tensor], torch.Tensor]] = []
     for t in range(len(sched.active_host)):
@@ -708,16 +737,17 @@ def _train_phase(
             y = tuple(data_rows["ys"][rows, i] for i, _ in sub)
             m = tuple(mk for _, mk in sub)
         terms.step = t
+        lr = cur.get("__lr")
         aux = {"records": {}}
         if by_optimizer:
             grads, aux = step(
-                {k: cur[k] for k in trainable}, {k: cur[k] for k in fixed}, {k: cur[k] for k in buffers}, x, y, m, anchors, c
+                {k: cur[k] for k in trainable}, {k: cur[k] for k in fixed}, {k: cur[k] for k in buffers}, x, y, m, anchors, c, lr
             )
             for t_ in scaling:  # from the anchors as they are now (stacked ones follow the compaction)
                 for k, mult in (t_.grad_scale(anchors) or {}).items():
                     grads[k] = grads[k] * mult
             params = {k: cur[k] for k in trainable}
-            opt.step(params, grads, act)
+            opt.step(params, grads, act, lr)
             cur.update(params)
             for k, v in aux["buffers"].items():
                 cur[k] = torch.where(_bview(act, v), v, cur[k])
@@ -726,7 +756,7 @@ def _train_phase(
             co_in = {s: {k: cur[slot_key(s, k)] for k in slots[s]} for s in co}
             opt_in = {s: {k[len(s) + 2 :]: v for k, v in cur.items() if k.startswith("@" + s + "/")} for s in co}
             vals = {k: cur[value_key(k)] for k in values}
-            new, new_opt = update(state, x, y, m, anchors, co_in, vals, opt_in, c)
+            new, new_opt = update(state, x, y, m, anchors, co_in, vals, opt_in, c, lr)
             if not by_optimizer:
                 aux["loss"] = new.pop(LOSS_KEY)
             new.update({"@" + slot_key(s, k): v for s, d in new_opt.items() for k, v in d.items()})
@@ -738,6 +768,7 @@ def _train_phase(
             pos = [c if bool(sched.active_host[t, c]) else None for c in live.pos]
             recs.append((pos, aux["records"], m))
     out = stack.finish()
+    out.pop("__lr", None)
     totals = out.pop("__total").tolist()
     if phase.opt_state is not None:
         optims[phase.opt_state] = opt.carry(sched.steps)
@@ -803,31 +834,50 @@ def _gradient_phase(
     return slot, results
 
 
-def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan]) -> ChunkResult:
-    """Execute the plans of one chunk (identical phases) together; states stay stacked in the result."""
+def row_lrs(plans: Sequence[LocalPlan], j: int) -> list[float] | None:
+    """The learning rate of phase ``j`` of each plan when they differ (runs of several rates stacked), else None."""
+    lrs = [float(p.phases[j].step_lr) for p in plans]
+    return None if len(set(lrs)) == 1 else lrs
+
+
+def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], ctxs: Sequence[Any] | None = None) -> ChunkResult:
+    """Execute the plans of one chunk (equal :func:`plan_signature`) together; states stay stacked in the result.
+    ``ctxs``: each plan's own context (its data and generators), when the plans come from several runs; default
+    ``ctx`` for every plan."""
+    ctxs = [ctx] * len(plans) if ctxs is None else list(ctxs)
+    if len(ctxs) != len(plans):
+        raise ValueError(f"ctxs must give one context per plan: {len(ctxs)} for {len(plans)} plans")
     first = plans[0]
     keys = fm.state_keys
     slots = {name: stack_states([p.models[name] for p in plans], keys) for name in first.models}
     values = {name: torch.stack([p.values[name].detach() for p in plans]) for name in first.values}
-    data = pad_splits([ctx.client(p.cid).split(p.split) for p in plans])
+    data = pad_splits([c.client(p.cid).split(p.split) for c, p in zip(ctxs, plans)])
     cols = {k: torch.nn.utils.rnn.pad_sequence([p.columns[k] for p in plans], batch_first=True) for k in first.columns}
     per_client: list[list[PhaseResult]] = [[] for _ in plans]
     optims: dict[str, dict[str, Any]] = {}
     with fm.attrs(first.model_attrs):
-        for phase in first.phases:
+        for j, phase in enumerate(first.phases):
             if phase.kind == "gradient":
                 slots[phase.model], res = _gradient_phase(fm, plans, phase, slots[phase.model], data)
             else:
-                res = _train_phase(ctx, fm, plans, phase, slots, values, data, optims, cols)
+                res = _train_phase(ctxs, fm, plans, phase, slots, values, data, optims, cols, row_lrs(plans, j))
             for c, r in enumerate(res):
                 per_client[c].append(r)
     return ChunkResult(slots, per_client, values)
 
 
+def _without_lr(phase: Phase) -> tuple:
+    """``phase``'s fields with its learning rate left out (a per-row value of the batched step, not part of its
+    shape)."""
+    fields = tuple((f.name, getattr(phase, f.name)) for f in dataclasses.fields(phase) if f.name not in ("lr", "optim"))
+    return (*fields, dataclasses.replace(phase.optim, lr=0.0))
+
+
 def plan_signature(plan: LocalPlan) -> tuple:
-    """What must be equal for plans to run in one group: phases, slots, anchors, values, split, model attributes."""
+    """What must be equal for plans to run in one group: phases (but their learning rates, which are per-row values),
+    slots, anchors, values, split, model attributes."""
     return (
-        plan.phases,
+        tuple(_without_lr(p) for p in plan.phases),
         tuple(sorted(plan.models)),
         tuple(sorted(plan.anchors)),
         tuple(sorted(plan.values)),

@@ -9,7 +9,7 @@ import os
 import tempfile
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from torch import nn
 from pflnb.data import ClientData, FederatedDataset
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.runner import RUNNERS, ClientRunner, make_runner
+from pflnb.fl.runner import RUNNERS, BatchedRunner, ClientRunner, LocalWork, make_runner
 from pflnb.fl.training import OptimConfig, evaluate
 from pflnb.models import PFLModel
 from pflnb.progress import tqdm
@@ -282,7 +282,62 @@ def run_simulation(
     settings: RunSettings,
     runner: ClientRunner | str | None = None,
 ) -> dict[str, Any]:
-    """Run federated training and return the run record (JSON-serializable dict).
+    """Run federated training and return the run record (JSON-serializable dict): :func:`simulate`'s round loop,
+    each round's local work done by the run's client runner."""
+    return drive(simulate(algorithm, data, model_fn, settings, runner))
+
+
+Simulation = Generator[LocalWork, dict[int, ClientUpdate], dict[str, Any]]
+
+
+def drive(run: Simulation, runner: ClientRunner | None = None) -> dict[str, Any]:
+    """The record of one :func:`simulate` loop, its local work done by ``runner`` (default: the run's own)."""
+    try:
+        work = next(run)
+        while True:
+            work = run.send((runner or work.runner).run(work.algorithm, work.ctx, work.server, work.clients, work.selected))
+    except StopIteration as stop:
+        return stop.value
+
+
+def run_stacked(runs: Sequence[Simulation], runner: BatchedRunner | None = None) -> list[dict[str, Any]]:
+    """The records of several :func:`simulate` loops advanced in lock-step: in every round the local work of all of
+    them is trained by one batched call (:meth:`~pflnb.fl.runner.BatchedRunner.run_works`: run × client rows, each
+    with its own data, generators and learning rate). Sampling, the server step and evaluation stay each run's own.
+    Each record equals the run's :func:`run_simulation` record (float64: to rounding) and names the stacked runner."""
+    runner = BatchedRunner() if runner is None else runner
+    records: list[dict[str, Any] | None] = [None] * len(runs)
+    pending: dict[int, LocalWork] = {}
+    for i, run in enumerate(runs):
+        try:
+            pending[i] = next(run)
+        except StopIteration as stop:  # a resumed run with nothing left to train
+            records[i] = stop.value
+    while pending:
+        order = sorted(pending)
+        updates = runner.run_works([pending[i] for i in order])
+        for i, up in zip(order, updates):
+            try:
+                pending[i] = runs[i].send(up)
+            except StopIteration as stop:
+                records[i] = stop.value
+                del pending[i]
+    for record in records:
+        if record is not None and "runner" in record:
+            notes = list(dict.fromkeys(record["runner"]["notes"] + runner.notes))
+            record["runner"] = {"name": "stacked", "eval": record["runner"]["name"], "notes": notes}
+    return records  # type: ignore[return-value]
+
+
+def simulate(
+    algorithm: Algorithm,
+    data: FederatedDataset,
+    model_fn: Callable[[], PFLModel],
+    settings: RunSettings,
+    runner: ClientRunner | str | None = None,
+) -> Simulation:
+    """The round loop of one run, as a generator: it yields each round's :class:`~pflnb.fl.runner.LocalWork` (with
+    ``runner``, the run's client runner, attached) and is sent back the updates; it returns the run record.
 
     The record holds per-round sampled clients, per-client train metrics, method internals and timings
     (``rounds``), per-client val/test accuracy and loss on evaluation rounds (``evals``), held-out
@@ -320,7 +375,7 @@ def run_simulation(
         begin_round(ctx, settings.optim, t)
         t0 = time.perf_counter()
         selected = sample_clients(ctx, settings.participation)
-        updates = runner.run(algorithm, ctx, server, clients, selected)
+        updates = yield LocalWork(algorithm, ctx, server, clients, selected, runner)
         t1 = time.perf_counter()
         for cid, up in updates.items():
             clients[cid] = up.client

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import torch
@@ -28,6 +29,20 @@ from pflnb.fl.training import evaluate
 
 RUNNERS = ("auto", "sequential", "batched")
 log = logging.getLogger("pflnb.runner")
+
+
+@dataclass
+class LocalWork:
+    """One run's local work in a round, as the engine's round loop asks for it: train the ``selected`` clients of
+    ``algorithm`` from ``server`` and ``clients`` in context ``ctx`` (see :func:`pflnb.fl.engine.simulate`);
+    ``runner``: the run's own client runner, which does it when the run is driven alone."""
+
+    algorithm: Algorithm
+    ctx: Any
+    server: dict[str, Any]
+    clients: list[dict[str, Any]]
+    selected: list[int]
+    runner: Any = None
 
 
 @runtime_checkable
@@ -134,7 +149,8 @@ class BatchedRunner:
         self.cpu_chunk, self.memory_fraction = cpu_chunk, memory_fraction
         self.notes: list[str] = []
         self.sequential = SequentialRunner()
-        self._fm: dict[int, B.FunctionalModel] = {}
+        self._fm: dict[tuple, B.FunctionalModel] = {}
+        self._arch: dict[int, tuple[Any, tuple]] = {}  # id(ctx) -> (ctx, architecture); the ctx kept so ids stay unique
         self._bytes: dict[tuple, int] = {}
 
     # ---- bookkeeping --------------------------------------------------------------------------------
@@ -145,11 +161,22 @@ class BatchedRunner:
             log.warning("batched runner: %s", text)
 
     def functional_model(self, ctx: Any) -> B.FunctionalModel:
-        """The functional copy of the context's model (built once)."""
-        key = id(ctx)
+        """The functional copy of the context's model (built once per architecture: runs of one architecture share it,
+        since the state is passed on every call)."""
+        key = self.architecture(ctx)
         if key not in self._fm:
-            self._fm = {key: B.FunctionalModel(ctx.model)}
+            self._fm[key] = B.FunctionalModel(ctx.model)
         return self._fm[key]
+
+    def architecture(self, ctx: Any) -> tuple:
+        """What plans of several runs must share to train in one batch besides their plan signature: the model's
+        structure (its repr), its state's names, shapes and dtypes, and the device (computed once per context)."""
+        entry = self._arch.get(id(ctx))
+        if entry is None or entry[0] is not ctx:
+            model = ctx.model
+            shapes = tuple((k, tuple(v.shape), str(v.dtype)) for k, v in model.state_dict().items())
+            entry = self._arch[id(ctx)] = (ctx, (repr(model), shapes, str(ctx.device)))
+        return entry[1]
 
     def per_client_bytes(self, ctx: Any, batch: int, n_max: int, train: bool) -> int:
         """A conservative estimate of one client's memory in a chunk: states (parameters, gradients, optimizer
@@ -195,42 +222,56 @@ class BatchedRunner:
         self, algorithm: Algorithm, ctx: Any, server: dict[str, Any], clients: list[dict[str, Any]], selected: list[int]
     ) -> dict[int, ClientUpdate]:
         """Local work of every selected client: declared plans batched by group, the rest sequentially."""
-        reason = local_plan_gap(algorithm) or B.unsupported_model(ctx.model)
-        if reason:
-            self.note(f"local training of {algorithm.name or type(algorithm).__name__} runs sequentially: {reason}")
-            return self.sequential.run(algorithm, ctx, server, clients, selected)
-        plans = {cid: algorithm.local_plan(ctx, cid, server, clients[cid]) for cid in selected}
-        groups: dict[tuple, list[int]] = defaultdict(list)
-        for cid, plan in plans.items():
-            if plan is not None:
-                groups[B.plan_signature(plan)].append(cid)
-        results = {}
-        fm = self.functional_model(ctx)
-        for cids in groups.values():
-            results.update(self._run_group(ctx, fm, [plans[c] for c in cids]))
-        updates = {}
-        for cid in selected:
-            plan = plans[cid]
-            if plan is None:
-                self.note(f"{algorithm.name}: a client without a local plan runs sequentially")
-                updates[cid] = algorithm.local_train(ctx, cid, server, clients[cid])
-            else:
-                updates[cid] = algorithm.finish_local(ctx, cid, server, clients[cid], plan, results[cid])
+        return self.run_works([LocalWork(algorithm, ctx, server, clients, selected)])[0]
+
+    def run_works(self, works: Sequence[LocalWork]) -> list[dict[int, ClientUpdate]]:
+        """The local work of several runs' rounds, keyed by client id per run: every declared plan of every run goes
+        into one pool, plans of equal signature and model architecture train together (run × client rows, each with
+        its own context, data, generators and learning rate), the rest sequentially."""
+        plans: list[dict[int, Any]] = []
+        updates: list[dict[int, ClientUpdate]] = [{} for _ in works]
+        groups: dict[tuple, list[tuple[int, Any]]] = defaultdict(list)
+        for w, work in enumerate(works):
+            algorithm, ctx = work.algorithm, work.ctx
+            reason = local_plan_gap(algorithm) or B.unsupported_model(ctx.model)
+            if reason:
+                self.note(f"local training of {algorithm.name or type(algorithm).__name__} runs sequentially: {reason}")
+                updates[w] = self.sequential.run(algorithm, ctx, work.server, work.clients, work.selected)
+                plans.append({})
+                continue
+            plans.append({cid: algorithm.local_plan(ctx, cid, work.server, work.clients[cid]) for cid in work.selected})
+            for cid, plan in plans[w].items():
+                if plan is not None:
+                    groups[(self.architecture(ctx), B.plan_signature(plan))].append((w, plan))
+        results: dict[tuple[int, int], Any] = {}
+        for rows in groups.values():
+            results.update(self._run_group(works, rows))
+        for w, work in enumerate(works):
+            for cid, plan in plans[w].items():
+                algorithm, ctx = work.algorithm, work.ctx
+                if plan is None:
+                    self.note(f"{algorithm.name}: a client without a local plan runs sequentially")
+                    updates[w][cid] = algorithm.local_train(ctx, cid, work.server, work.clients[cid])
+                else:
+                    updates[w][cid] = algorithm.finish_local(ctx, cid, work.server, work.clients[cid], plan, results[(w, cid)])
         return updates
 
-    def _run_group(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, Any]:
-        plans = sorted(plans, key=lambda p: -len(ctx.client(p.cid).split(p.split)))  # chunks of similar step counts
-        first = plans[0]
+    def _run_group(self, works: Sequence[LocalWork], rows: list[tuple[int, Any]]) -> dict[tuple[int, int], Any]:
+        """The plan results of one group's rows (work index, plan), keyed by (work index, client id)."""
+        rows = sorted(rows, key=lambda r: -len(works[r[0]].ctx.client(r[1].cid).split(r[1].split)))  # similar step counts
+        ctx = works[rows[0][0]].ctx
+        fm = self.functional_model(ctx)
+        first = rows[0][1]
         batch = max([p.batch_size or p.optim.batch_size for p in first.phases], default=1)
-        n_max = max(len(ctx.client(p.cid).split(p.split)) for p in plans)
+        n_max = max(len(works[w].ctx.client(p.cid).split(p.split)) for w, p in rows)
         slots = list(first.models)
 
-        def run(chunk: list) -> dict[int, Any]:
-            res = B.run_chunk(ctx, fm, chunk)
-            return {p.cid: res.plan_result(i, slots) for i, p in enumerate(chunk)}
+        def run(chunk: list) -> dict[tuple[int, int], Any]:
+            res = B.run_chunk(ctx, fm, [p for _, p in chunk], [works[w].ctx for w, _ in chunk])
+            return {(w, p.cid): res.plan_result(i, slots) for i, (w, p) in enumerate(chunk)}
 
-        out: dict[int, Any] = {}
-        for part in self._chunks(ctx, plans, batch, n_max, True, run):
+        out: dict[tuple[int, int], Any] = {}
+        for part in self._chunks(ctx, rows, batch, n_max, True, run):
             out.update(part)
         return out
 
@@ -358,6 +399,7 @@ __all__ = [
     "RUNNERS",
     "BatchedRunner",
     "ClientRunner",
+    "LocalWork",
     "SequentialRunner",
     "batch_support",
     "eval_plan_gap",
