@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import nn
 from test_runner_batched import ADAM, SGD, assert_same, data64, max_diff
+from torch import nn
 
 from pflnb.algorithms import list_methods, make_algorithm
 from pflnb.fl import BatchedRunner, OptimConfig, RunSettings, SequentialRunner, run_simulation, run_stacked, simulate

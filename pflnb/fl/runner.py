@@ -240,7 +240,7 @@ class BatchedRunner:
                 plans.append({})
                 continue
             plans.append({cid: algorithm.local_plan(ctx, cid, work.server, work.clients[cid]) for cid in work.selected})
-            for cid, plan in plans[w].items():
+            for plan in plans[w].values():
                 if plan is not None:
                     groups[(self.architecture(ctx), B.plan_signature(plan))].append((w, plan))
         results: dict[tuple[int, int], Any] = {}
