@@ -322,13 +322,13 @@ def test_run_applies_the_config_determinism(monkeypatch, tmp_path, deterministic
 
     J = importlib.import_module("pflnb.experiments.jobs")  # where a run job calls the engine
     seen = []
-    real = J.run_simulation
+    real = J.drive
 
     def spy(*args, **kwargs):
         seen.append(_controls()[0::3])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(J, "run_simulation", spy)
+    monkeypatch.setattr(J, "drive", spy)
     cfg = ExperimentConfig(rounds=1, image_size=8, model="tiny-bn-cnn", max_samples=60, profile="smoke", device="cpu")
     run(cfg.replace(deterministic=deterministic), root=tmp_path, progress=False)
     assert seen == [(True, True)] if deterministic else seen == [_controls()[0::3]]

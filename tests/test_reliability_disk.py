@@ -54,7 +54,7 @@ def test_unwritable_folder_fails_before_any_training(tmp_path, monkeypatch):
     def no_training(*a, **k):
         raise AssertionError("training started")
 
-    monkeypatch.setattr(jobs_module, "run_simulation", no_training)
+    monkeypatch.setattr(jobs_module, "drive", no_training)
     (tmp_path / "smoke").write_text("a file where the profile's folder should be")
     with pytest.raises(ValueError, match="not a directory"):
         run(_tiny(), root=tmp_path, progress=False)

@@ -126,7 +126,7 @@ def test_runs_append_their_events_to_the_run_log(tmp_path, monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("out of memory, say")
 
-    monkeypatch.setattr(run_module, "run_simulation", broken)
+    monkeypatch.setattr(run_module, "drive", broken)
     with pytest.raises(RuntimeError):
         run(cfg.replace(seed=7), root=tmp_path, progress=False)
     lines = [json.loads(x) for x in events.read_text().splitlines()]

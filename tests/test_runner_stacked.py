@@ -3,6 +3,7 @@ round give each run's own sequential record (float64, CPU), and the per-row lear
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from test_runner_batched import ADAM, SGD, assert_same, data64, max_diff
@@ -141,3 +142,50 @@ def test_plan_signature_leaves_the_rate_out_and_keeps_the_rest():
     assert sig[0] == sig[1] and sig[0] != sig[2]
     assert B.row_lrs([LocalPlan(0, {}, (a,)), LocalPlan(1, {}, (b,))], 0) == [0.1, 0.3]
     assert B.row_lrs([LocalPlan(0, {}, (a,)), LocalPlan(1, {}, (a,))], 0) is None
+
+
+# ---------------------------------------------------------------------------------------------- on the job layer
+
+
+def _smoke(**kw):
+    from pflnb.experiments import profile_config
+
+    return profile_config("smoke", "digits5-lite", **kw)
+
+
+def test_stack_groups_put_a_sweeps_compatible_runs_together():
+    """Seeds and rates of one config stack; another method, device or runner policy does not."""
+    from pflnb.experiments.jobs import RunJob, stack_groups
+
+    grid = [_smoke(method=m, seed=s, lr=lr, runner="stacked") for m in ("fedavg", "local") for s in (0, 1) for lr in (0.1, 0.2)]
+    others = [_smoke(method="fedavg", seed=0, runner="sequential"), _smoke(method="fedavg", seed=5, lr=0.3, runner="stacked")]
+    jobs = [RunJob(c) for c in grid + others]
+    assert stack_groups(jobs) == [[0, 1, 2, 3, 9], [4, 5, 6, 7], [8]]
+    assert stack_groups(jobs, most=3) == [[0, 1, 2], [3, 9], [4, 5, 6], [7], [8]]
+    assert RunJob(grid[0], keep_final=True).stack_key() is None  # final states are per run
+    assert RunJob(_smoke(runner="auto")).stack_key() is None  # auto stacks on CUDA only
+    with pytest.raises(ValueError, match="PFLNB_STACK_MAX"):
+        stack_groups(jobs, most=0)
+
+
+def _train_losses(record):
+    return [m["loss"] for r in record["rounds"] for m in r["client_metrics"].values()]
+
+
+def test_run_many_stacks_a_sweep_and_caches_each_run_under_its_own_key(tmp_path):
+    """A stacked sweep gives each run its own record and cache file, and the numbers of the runs one at a time (float32
+    on the CPU: equal to rounding); a second call loads them all."""
+    from pflnb.experiments import cache_path, run_many
+    from pflnb.experiments.executors import Serial
+
+    configs = [_smoke(method="fedprox", seed=s, lr=lr) for s in (0, 1) for lr in (0.05, 0.1)]
+    alone = run_many([c.replace(runner="sequential") for c in configs], cache=False, progress=False, executor=Serial())
+    stacked = run_many([c.replace(runner="stacked") for c in configs], root=tmp_path, progress=False, executor=Serial())
+    for a, b, cfg in zip(alone, stacked, configs):
+        assert b["runner"]["name"] == "stacked" and b["key"] == a["key"] == cfg.key()
+        assert b["config"]["seed"] == cfg.seed and b["config"]["lr"] == cfg.lr
+        assert cache_path(cfg, tmp_path).exists()
+        assert abs(a["summary"]["test_acc"] - b["summary"]["test_acc"]) < 0.02
+        assert np.allclose(_train_losses(a), _train_losses(b), rtol=0, atol=1e-4)
+    again = run_many([c.replace(runner="stacked") for c in configs], root=tmp_path, progress=False, executor=Serial())
+    assert [r["evals"] for r in again] == [r["evals"] for r in stacked]

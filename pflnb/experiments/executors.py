@@ -50,7 +50,7 @@ from pflnb.experiments.cache import (
     report_set_aside,
     results_root,
 )
-from pflnb.experiments.jobs import Job, thread_limits
+from pflnb.experiments.jobs import Job, StackedRuns, stack_groups, thread_limits, unit_job
 from pflnb.progress import tqdm
 
 Outcome = dict[str, Any]  # {"ok": True, "record": ...} or {"ok": False, "error": traceback text[, "exception": ...]}
@@ -446,33 +446,68 @@ def execute(
     failures: list[dict[str, Any]] = []
     first_error: BaseException | None = None
     single = len(todo) == 1 and len(jobs) == 1
+    unit_rows = [[todo[p] for p in unit] for unit in stack_groups([jobs[i] for i in todo])]
+    units = [unit_job([jobs[i] for i in rows]) for rows in unit_rows]  # a sweep's stackable runs as one program each
     with tqdm(total=len(jobs), desc=desc or executor.desc, disable=not progress or single) as bar:
         for i, hit in enumerate(cached):
             if hit:
                 log_event("loaded", jobs[i].describe(), **stage)
                 bar.update()
-        for i, outcome in executor.outcomes([jobs[i] for i in todo], base, progress and single):
-            index, job = todo[i], jobs[todo[i]]
-            if outcome["ok"]:
-                record = outcome["record"]
-                if cache:
-                    _store(job, paths[index], record)
-                out[index] = record
-                extra = {"not_cached": record["not_cached"]} if record.get("not_cached") else {}
-                log_event("computed", job.describe(), **stage, seconds=outcome.get("seconds"), **extra)
-            else:
-                error, about = outcome["error"], job.describe()
-                first_error = first_error or outcome.get("exception")
-                failures.append({"index": index, "job": job.details(), "key": job.key(), "error": error})
-                log_event("failed", job.describe(), **stage, error=error.strip().splitlines()[-1], config=job.details())
-                if not single:
-                    last = error.strip().splitlines()[-1]
-                    bar.write(f"job {index} ({about['method']}, seed {about['seed']}) failed: {last}")
-            about = job.describe()
-            bar.set_postfix(method=about["method"], seed=about["seed"], **({"failed": len(failures)} if failures else {}))
-            bar.update()
+        for u, unit_outcome in executor.outcomes(units, base, progress and single):
+            for index, outcome in zip(unit_rows[u], _unstack(units[u], unit_outcome)):
+                job = jobs[index]
+                first_error = _take(job, index, outcome, paths[index], cache, out, failures, stage, first_error, single, bar)
     report_not_cached([(jobs[i].describe(), r) for i, r in enumerate(out) if r is not None])
     report_set_aside(set_aside)
     if failures:
         raise JobsFailed(sorted(failures, key=lambda f: f["index"]), out) from first_error
     return out  # type: ignore[return-value]
+
+
+def _unstack(unit: Job, outcome: Outcome) -> list[Outcome]:
+    """The outcome of each run of a :class:`~pflnb.experiments.jobs.StackedRuns` (each record with the unit's
+    ``kernels``; the unit's seconds shared out), or ``[outcome]`` for any other job."""
+    if not isinstance(unit, StackedRuns):
+        return [outcome]
+    n = len(unit.jobs)
+    seconds = outcome.get("seconds")
+    share = None if seconds is None else seconds / n
+    if not outcome["ok"]:
+        return [{**outcome, "seconds": share}] * n
+    records = outcome["record"]["stack"]
+    kernels_ = outcome["record"].get("kernels")
+    return [{"ok": True, "record": {**r, **({"kernels": kernels_} if kernels_ else {})}, "seconds": share} for r in records]
+
+
+def _take(
+    job: Job,
+    index: int,
+    outcome: Outcome,
+    path: Path,
+    cache: bool,
+    out: list,
+    failures: list,
+    stage: dict,
+    first_error: BaseException | None,
+    single: bool,
+    bar: Any,
+) -> BaseException | None:
+    """Cache and keep one job's outcome, or note its failure; returns the first exception seen."""
+    if outcome["ok"]:
+        record = outcome["record"]
+        if cache:
+            _store(job, path, record)
+        out[index] = record
+        extra = {"not_cached": record["not_cached"]} if record.get("not_cached") else {}
+        log_event("computed", job.describe(), **stage, seconds=outcome.get("seconds"), **extra)
+    else:
+        error, about = outcome["error"], job.describe()
+        first_error = first_error or outcome.get("exception")
+        failures.append({"index": index, "job": job.details(), "key": job.key(), "error": error})
+        log_event("failed", job.describe(), **stage, error=error.strip().splitlines()[-1], config=job.details())
+        if not single:
+            bar.write(f"job {index} ({about['method']}, seed {about['seed']}) failed: {error.strip().splitlines()[-1]}")
+    about = job.describe()
+    bar.set_postfix(method=about["method"], seed=about["seed"], **({"failed": len(failures)} if failures else {}))
+    bar.update()
+    return first_error

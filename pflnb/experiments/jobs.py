@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +31,8 @@ from pflnb.algorithms import make_algorithm
 from pflnb.data import FederatedDataset, build_federated
 from pflnb.experiments.cache import read_json, read_torch, remove, results_root, write_json_atomic, write_torch_atomic
 from pflnb.experiments.config import ExperimentConfig
-from pflnb.fl import run_simulation
 from pflnb.fl.algorithm import Algorithm
-from pflnb.fl.engine import Context, to_jsonable
+from pflnb.fl.engine import Context, RunSettings, Simulation, drive, run_stacked, simulate, to_jsonable
 from pflnb.models import build_model
 
 
@@ -90,6 +90,10 @@ class Job:
 
     def validate(self) -> None:
         """Raise ValueError on bad inputs, before anything runs."""
+
+    def stack_key(self) -> Any:
+        """Jobs with one stack key (not None) may be computed together as one program (:func:`stack_jobs`)."""
+        return None
 
     @property
     def reads_cache(self) -> bool:
@@ -297,14 +301,39 @@ class RunJob(ConfigJob):
 
         return algorithm, data, model_fn
 
-    def compute(self, root: Path, progress: bool = False) -> dict[str, Any]:
+    def stack_key(self) -> tuple | None:
+        """What the runs trained together by one stacked program share (None: this run is never stacked): the config
+        but its seed and learning rate, the protocol and the checkpointing. A run stacks with
+        ``runner="stacked"``, or ``"auto"`` on CUDA (:func:`stacks`)."""
+        if self.keep_final or not stacks(self.cfg):
+            return None
+        shape = {k: v for k, v in self.cfg.to_dict().items() if k not in STACKED_FIELDS}
+        return (
+            "run",
+            json.dumps(shape, sort_keys=True),
+            None if self.protocol is None else self.protocol.name,
+            self.checkpoint_every,
+        )
+
+    def simulation(self, root: Path, progress: bool = False) -> tuple[Simulation, FederatedDataset, RunSettings]:
+        """The run's round loop (:func:`~pflnb.fl.engine.simulate`, not started), its data and its settings."""
         cfg = self.cfg
         ckpt = self.checkpoint(root)
         algorithm, data, model_fn = self.build()
         settings = cfg.settings(progress, str(ckpt) if self.checkpoint_every else None, self.checkpoint_every)
         settings.checkpoint_tag = self.key()
-        with pflnb.determinism(cfg.deterministic):  # CUDA determinism controls for the run (no effect on CPU results)
-            record = run_simulation(algorithm, data, model_fn, settings)
+        return simulate(algorithm, data, model_fn, settings), data, settings
+
+    def compute(self, root: Path, progress: bool = False) -> dict[str, Any]:
+        sim, data, settings = self.simulation(root, progress)
+        with pflnb.determinism(self.cfg.deterministic):  # CUDA determinism controls (no effect on CPU results)
+            record = drive(sim)
+        return self.finish(record, data, settings, root)
+
+    def finish(self, record: dict[str, Any], data: FederatedDataset, settings: RunSettings, root: Path) -> dict[str, Any]:
+        """The engine's record completed as the cache keeps it (config, key, status, where it ran)."""
+        cfg = self.cfg
+        ckpt = self.checkpoint(root)
         record["threads"] = torch.get_num_threads()
         record["device"] = settings.device
         record["status"] = "diverged" if "divergence" in record else "finished"
@@ -318,6 +347,89 @@ class RunJob(ConfigJob):
         if self.keep_final and not is_diverged(record):
             record["final"] = final
         return record
+
+
+STACKED_FIELDS = ("seed", "lr", "profile", "runner")  # fields in which runs trained together may differ (not the device)
+
+
+def stacks(cfg: ExperimentConfig) -> bool:
+    """Whether ``cfg``'s run trains stacked with the compatible runs of its sweep: ``runner="stacked"``, or ``"auto"``
+    on CUDA (on a CPU the sequential runner is faster; ``benchmarks/roofline.py``)."""
+    return cfg.runner == "stacked" or (cfg.runner == "auto" and pflnb.device(cfg.device).type == "cuda")
+
+
+@dataclass(frozen=True)
+class StackedRuns(Job):
+    """Several :class:`RunJob` s of one :meth:`~RunJob.stack_key` computed as one program
+    (:func:`~pflnb.fl.engine.run_stacked`): every round, the local work of all of them is one batched call. Its
+    record is ``{"stack": [each run's record]}``, in the order of ``jobs``; :func:`~pflnb.experiments.executors.execute`
+    caches each under its own key."""
+
+    jobs: tuple[RunJob, ...]
+
+    def __post_init__(self) -> None:
+        keys = {job.stack_key() for job in self.jobs}
+        if not self.jobs or len(keys) != 1 or None in keys:
+            raise ValueError(f"StackedRuns needs runs of one stack key; got {len(self.jobs)} run(s), {len(keys)} key(s)")
+
+    @property
+    def profile(self) -> str:  # type: ignore[override]
+        return self.jobs[0].profile
+
+    @property
+    def cfg(self) -> ExperimentConfig:
+        """The first run's config (what a Ray resource rule reads: the runs differ in seed and rate only)."""
+        return self.jobs[0].cfg
+
+    @property
+    def threads(self) -> int:  # type: ignore[override]
+        return self.jobs[0].threads
+
+    def key(self) -> str:
+        return digest([job.key() for job in self.jobs])
+
+    def label(self) -> str:
+        return f"stack-{self.jobs[0].label()}"
+
+    def describe(self) -> dict[str, Any]:
+        first = self.jobs[0].describe()
+        return {**first, "seed": [job.cfg.seed for job in self.jobs], "key": self.key(), "runs": len(self.jobs)}
+
+    def validate(self) -> None:
+        for job in self.jobs:
+            job.validate()
+
+    def compute(self, root: Path, progress: bool = False) -> dict[str, Any]:
+        parts = [job.simulation(root, False) for job in self.jobs]
+        with pflnb.determinism(self.jobs[0].cfg.deterministic):
+            records = run_stacked([sim for sim, _, _ in parts])
+        return {"stack": [job.finish(r, d, s, root) for job, r, (_, d, s) in zip(self.jobs, records, parts)]}
+
+
+def stack_groups(jobs: Sequence[Job], most: int | None = None) -> list[list[int]]:
+    """The positions of ``jobs`` in units of computation: the jobs of one stack key (:meth:`Job.stack_key`) together,
+    at most ``most`` a unit (default ``$PFLNB_STACK_MAX``, else 64), every other job alone; units in the order of
+    their first job."""
+    most = int(os.environ.get("PFLNB_STACK_MAX", "64")) if most is None else most
+    if most < 1:
+        raise ValueError(f"most (PFLNB_STACK_MAX) must be >= 1, got {most}")
+    open_units: dict[Any, list[int]] = {}
+    units: list[list[int]] = []
+    for i, job in enumerate(jobs):
+        key = job.stack_key()
+        if key is None:
+            units.append([i])
+            continue
+        if key not in open_units or len(open_units[key]) >= most:
+            open_units[key] = []
+            units.append(open_units[key])
+        open_units[key].append(i)
+    return units
+
+
+def unit_job(jobs: Sequence[Job]) -> Job:
+    """One job for a unit of :func:`stack_groups`: the job itself, or :class:`StackedRuns` of several."""
+    return jobs[0] if len(jobs) == 1 else StackedRuns(tuple(jobs))  # type: ignore[arg-type]
 
 
 # ---- post-hoc analysis of a run ---------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from pflnb.fl import batched as B
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.training import evaluate
 
-RUNNERS = ("auto", "sequential", "batched")
+RUNNERS = ("auto", "sequential", "batched", "stacked")  # stacked: batched, and a sweep's runs trained together
 log = logging.getLogger("pflnb.runner")
 
 
@@ -388,7 +388,7 @@ def make_runner(runner: str | ClientRunner, algorithm: Algorithm, device: torch.
         raise ValueError(f"runner must be one of {RUNNERS}, got {runner!r}")
     if runner == "sequential":
         return SequentialRunner()
-    if runner == "batched":
+    if runner in ("batched", "stacked"):  # a run on its own with runner="stacked" is a batched run
         return BatchedRunner()
     if device.type == "cuda" and batch_support(algorithm, model) is None:
         return BatchedRunner()
