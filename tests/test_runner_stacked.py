@@ -189,3 +189,23 @@ def test_run_many_stacks_a_sweep_and_caches_each_run_under_its_own_key(tmp_path)
         assert np.allclose(_train_losses(a), _train_losses(b), rtol=0, atol=1e-4)
     again = run_many([c.replace(runner="stacked") for c in configs], root=tmp_path, progress=False, executor=Serial())
     assert [r["evals"] for r in again] == [r["evals"] for r in stacked]
+
+
+# ---------------------------------------------------------------------------------------------- on a GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", ["fedavg", "fedprox", "fedbn", "ditto", "fedrep", "fedpg", "pmixfed"])
+def test_stacked_runs_equal_sequential_on_cuda_float64(method):
+    """The three runs stacked on CUDA equal each run alone with the sequential runner on CUDA (float64)."""
+    import pflnb
+
+    setups = _setups(method)
+    with pflnb.determinism():
+        seq, sims = [], []
+        for m, p, d, fn, s in setups:
+            s.device = "cuda"
+            seq.append(run_simulation(make_algorithm(m, p), d, fn, s, runner=SequentialRunner()))
+            sims.append(simulate(make_algorithm(m, p), d, fn, s, runner=BatchedRunner()))
+        stacked = run_stacked(sims)
+    assert_each_run_same(seq, stacked)
