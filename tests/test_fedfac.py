@@ -235,6 +235,27 @@ def test_ensemble_unseen_and_bad_params():
         _run("fedfac", data, {"layers": (3,)})
 
 
+def test_ensemble_is_the_mean_softmax_of_the_clients_models_computed_by_hand(monkeypatch):
+    """Held-out clients' Ensemble (Table 3): the mean over every client's personalized model of its softmax, argmax,
+    accuracy per held-out client. Each client's model is made to output fixed logits (head weights 0, bias the
+    logits): client 0 is sure of class 0 (logit 20), the other four lean to class 1 (logit 2). The mean softmax picks
+    class 1, the mean of the logits would pick class 0: the expected accuracies are computed here from the labels."""
+    data = make_toy_data(num_clients=5, unseen=2)
+    ctx = _ctx(data)
+    algorithm = make_algorithm("fedfac", {"layers": (1,), "ensemble_unseen": True})
+    k, n = data.num_classes, ctx.num_clients
+    logits = torch.zeros(n, k)
+    logits[0, 0], logits[1:, 1] = 20.0, 2.0
+    base = ctx.state_of(ctx.model)
+    states = [{**base, "head.weight": torch.zeros_like(base["head.weight"]), "head.bias": logits[c]} for c in range(n)]
+    monkeypatch.setattr(algorithm, "client_state", lambda ctx, server, client: states[client["i"]])
+    got = algorithm.ensemble_accuracy(ctx, {}, [{"i": c} for c in range(n)])
+    mean_softmax = torch.exp(logits - logits.logsumexp(1, keepdim=True)).mean(0)
+    assert int(mean_softmax.argmax()) == 1 and int(logits.mean(0).argmax()) == 0  # the two rules disagree here
+    expected = [float((d.test.y == 1).float().mean()) for d in data.unseen]
+    assert got == pytest.approx(expected, abs=0) and len(got) == 2 and 0 < sum(expected) < 2
+
+
 # ---- convergence of the factor analysis (issue 13 item 8) -----------------------------------------------
 
 

@@ -24,7 +24,8 @@ RUNS = ((1, 0, 0.05), (2, 1, 0.05), (1, 0, 0.02))  # (seed, data seed, lr)
 
 def _setups(method, params=None, opt=SGD, model="small-bn-cnn", rounds=2, participation=0.6, runs=RUNS):
     out = []
-    for seed, data_seed, lr in runs:
+    for seed, data_seed, lr, *own in runs:
+        params = own[0] if own else params
         data = data64(seed=data_seed)
 
         def fn(data=data):
@@ -93,6 +94,35 @@ def test_one_batched_call_trains_rows_of_several_runs_and_rates(monkeypatch):
     assert len(seen) == 2  # one call a round for the three runs' clients
     assert all(len(ctxs) == 3 for ctxs, _ in seen)
     assert all(lrs is not None and set(lrs) == {0.05, 0.02} for _, lrs in seen)
+
+
+# A tuning grid over a hyperparameter a training term holds, with the rate: FedProx's μ (Prox.weight), Ditto's λ in
+# its proximal step (ProxStep.lam, which also reads the row's rate) and in its proximal loss (Prox.weight).
+HYPER_RUNS = {
+    "fedprox": ((1, 0, 0.05, {"mu": 0.01}), (2, 1, 0.05, {"mu": 0.1}), (1, 0, 0.02, {"mu": 0.3})),
+    "ditto": (
+        (1, 0, 0.05, {"prox": "proximal", "lam": 0.1}),
+        (2, 1, 0.05, {"prox": "proximal", "lam": 0.5}),
+        (1, 0, 0.02, {"prox": "proximal", "lam": 1.0}),
+    ),
+    "ditto-loss": ((1, 0, 0.05, {"lam": 0.1}), (2, 1, 0.05, {"lam": 0.5}), (1, 0, 0.02, {"lam": 1.0})),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HYPER_RUNS))
+def test_stacked_runs_of_several_hyperparameters_equal_their_sequential_runs(name, monkeypatch):
+    """Runs that differ in a term's hyperparameter train in one chunk, each row with its own value."""
+    real, seen = B.run_chunk, []
+
+    def spy(ctx, fm, plans, ctxs=None):
+        seen.append({k for j in range(len(plans[0].phases)) for k in B.row_values(plans, j)})
+        return real(ctx, fm, plans, ctxs)
+
+    monkeypatch.setattr(B, "run_chunk", spy)
+    method = name.partition("-")[0]
+    assert_each_run_same(*run_sequential_and_stacked(method, runs=HYPER_RUNS[name]))
+    assert any(any(k.startswith("term") for k in keys) for keys in seen)  # a hyperparameter varied inside one chunk
+    assert len(seen) == 2  # one batched call a round for the three runs
 
 
 def test_runs_of_other_architectures_train_apart():

@@ -41,6 +41,7 @@ from pflnb.fl.plan import (
     Phase,
     PhaseResult,
     PlanResult,
+    Term,
     fuse_logits,
     set_model_attrs,
     slot_key,
@@ -585,10 +586,25 @@ class _TermLoss:
     def __init__(self, fm: FunctionalModel, phase: Phase) -> None:
         self.fm, self.phase = fm, phase
         self.step = 0  # the step index the terms see (the same for every live client: padded steps come last)
-        self.recording = [t for t in phase.terms if t.records]
         self.updating = [t for t in phase.terms if t.updates]
 
-    def __call__(self, state: dict[str, torch.Tensor], x, y, m, anch, cols=None, lr=None) -> tuple[torch.Tensor, dict]:
+    def terms(self, rows: Mapping[str, torch.Tensor] | None) -> tuple[Term, ...]:
+        """The phase's terms, each float field that varies by row (``rows["term<i>.<name>"]``, stacked runs of
+        several hyperparameters) set to this row's value."""
+        terms = self.phase.terms
+        if not rows or not any(k.startswith("term") for k in rows):
+            return terms
+        out = []
+        for i, t in enumerate(terms):
+            mine = {k.partition(".")[2]: v for k, v in rows.items() if k.partition(".")[0] == f"term{i}"}
+            if mine:
+                t = copy.copy(t)
+                for name, v in mine.items():
+                    object.__setattr__(t, name, v)  # a frozen dataclass: no __post_init__ checks on a traced value
+            out.append(t)
+        return tuple(out)
+
+    def __call__(self, state: dict[str, torch.Tensor], x, y, m, anch, cols=None, rows=None) -> tuple[torch.Tensor, dict]:
         """(loss, aux): the masked cross-entropy plus every term's loss; aux: the loss value, the new BN buffers and
         the terms' records. Entries ``slot/name`` of ``state`` are the co-trained slots' (``b.slot`` in the loss)."""
         joint: dict[str, dict[str, torch.Tensor]] = {}
@@ -600,28 +616,29 @@ class _TermLoss:
             (h, logits), new_b = self.fm(state, x, m, True, features=True)
         else:
             (logits, new_b), h = self.fm(state, x, m, True), None
-        ops = _Ops(self.fm, self.phase, m, anch, joint, cols=cols, lr=lr)
+        ops = _Ops(self.fm, self.phase, m, anch, joint, cols=cols, lr=(rows or {}).get("lr"))
         ops.x = x
         b = Batch(x, y, state, ops, logits, h, self.step, ops.lr)
-        for t in self.recording:
+        terms = self.terms(rows)
+        for t in (t for t in terms if t.records):
             for k, v in (t.record(b) or {}).items():
                 ops.keep(k, v.detach())
         loss = (F.cross_entropy(logits, y, reduction="none") * m).sum() / m.sum() if self.phase.ce else None
-        for t in self.phase.terms:
+        for t in terms:
             extra = t.loss(b)
             if extra is not None:
                 loss = extra if loss is None else loss + extra
         new_b = {**new_b, **{slot_key(s, k): v for s, bs in ops.slot_buffers.items() for k, v in bs.items()}}
         return loss, {"loss": loss.detach(), "buffers": new_b, "records": ops.kept}
 
-    def update(self, state, x, y, m, anch, slots, values, opt, cols=None, lr=None) -> tuple[dict, dict]:
+    def update(self, state, x, y, m, anch, slots, values, opt, cols=None, rows=None) -> tuple[dict, dict]:
         """Every term's after-step update of one client (later terms see earlier terms' values) and the new optimizer
         states of the slots the terms trained."""
         out: dict[str, torch.Tensor] = {}
-        ops = _Ops(self.fm, self.phase, m, anch, slots, values, opt, cols, lr)
+        ops = _Ops(self.fm, self.phase, m, anch, slots, values, opt, cols, (rows or {}).get("lr"))
         parts = tuple(zip(x, y)) if isinstance(x, tuple) else ((x, y),)
         ops.x = parts[0][0]
-        for t in self.updating:
+        for t in (t for t in self.terms(rows) if t.updates):
             b = Batch(*parts[0], {**state, **out}, ops, None, None, self.step, ops.lr, parts)
             new = t.update(b) or {}
             out.update(new)
@@ -662,12 +679,12 @@ def _train_phase(
     data: tuple,
     optims: dict[str, dict[str, Any]],
     cols: dict[str, torch.Tensor] | None = None,
-    lrs: list[float] | None = None,
+    per_row: dict[str, list[float]] | None = None,
 ) -> list[PhaseResult]:
     """Train slot ``phase.model`` of every client (``slots``, ``values`` stacked; replaced in place by the results;
     ``optims``: the optimizer states of the ``opt_state`` keys, continued and stored; ``cols``: the plans' columns,
-    stacked and padded like the samples; ``ctxs``: each row's context; ``lrs``: each row's learning rate when they
-    differ, stacked runs of several rates, else None)."""
+    stacked and padded like the samples; ``ctxs``: each row's context; ``per_row``: the values that differ by row,
+    stacked runs of several rates or hyperparameters (:func:`row_values`), else None)."""
     xs, ys, sizes = data
     slot = slots[phase.model]
     n_clients, device = len(plans), xs.device
@@ -699,12 +716,13 @@ def _train_phase(
         raise ValueError("plan columns need phases whose steps take one minibatch (per_step=1)")
     col_dim = 0 if cols else None
 
-    def client_loss(train_p, fixed_p, bufs, x, y, m, anch, c, lr):
-        return terms({**fixed_p, **train_p, **bufs}, x, y, m, anch, c, lr)
+    def client_loss(train_p, fixed_p, bufs, x, y, m, anch, c, rows):
+        return terms({**fixed_p, **train_p, **bufs}, x, y, m, anch, c, rows)
 
-    lr_dim = None if lrs is None else 0  # a learning rate per row: a stacked input like the states
-    step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims, col_dim, lr_dim))
-    update = vmap(terms.update, in_dims=(0, 0, 0, 0, anchor_dims, 0, 0, 0, col_dim, lr_dim)) if terms.updating else None
+    per_row = per_row or {}
+    row_dim = 0 if per_row else None  # values per row (rate, hyperparameters): stacked inputs like the states
+    step = vmap(grad(client_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0, 0, anchor_dims, col_dim, row_dim))
+    update = vmap(terms.update, in_dims=(0, 0, 0, 0, anchor_dims, 0, 0, 0, col_dim, row_dim)) if terms.updating else None
     live = LiveSet(n_clients, device)
     extra = {"__total": torch.zeros(n_clients, dtype=accumulator_dtype(device), device=device)}
     for s in co:
@@ -713,11 +731,11 @@ def _train_phase(
             {"@" + slot_key(s, k): v for k, v in optimizer_state(phase, {k: slots[s][k] for k in fm.param_names}).items()}
         )
     extra.update({value_key(k): v for k, v in values.items()})
-    if lrs is not None:
-        extra["__lr"] = torch.tensor(lrs, dtype=dtype, device=device)
+    extra.update({"__row." + k: torch.tensor(v, dtype=dtype, device=device) for k, v in per_row.items()})
     stack = _Stack(live, {**slot, **extra})
     cur = stack.cur
     carried = optims.get(phase.opt_state) if phase.opt_state is not None else None
+    lrs = per_row.get("lr")
     opt = FunctionalOptimizer(phase, {k: cur[k] for k in trainable} if by_optimizer else {}, sched.active, carried, lrs)
     data_rows = {"xs": xs, "ys": ys, **{"#" + k: v for k, v in cols.items()}}
     recs: list[tuple[list, dict[str, torch.Tensor], torch.Tensor]] = []
@@ -737,17 +755,25 @@ def _train_phase(
             y = tuple(data_rows["ys"][rows, i] for i, _ in sub)
             m = tuple(mk for _, mk in sub)
         terms.step = t
-        lr = cur.get("__lr")
+        rows_now = {k: cur["__row." + k] for k in per_row} or None
         aux = {"records": {}}
         if by_optimizer:
             grads, aux = step(
-                {k: cur[k] for k in trainable}, {k: cur[k] for k in fixed}, {k: cur[k] for k in buffers}, x, y, m, anchors, c, lr
+                {k: cur[k] for k in trainable},
+                {k: cur[k] for k in fixed},
+                {k: cur[k] for k in buffers},
+                x,
+                y,
+                m,
+                anchors,
+                c,
+                rows_now,
             )
             for t_ in scaling:  # from the anchors as they are now (stacked ones follow the compaction)
                 for k, mult in (t_.grad_scale(anchors) or {}).items():
                     grads[k] = grads[k] * mult
             params = {k: cur[k] for k in trainable}
-            opt.step(params, grads, act, lr)
+            opt.step(params, grads, act, rows_now.get("lr") if rows_now else None)
             cur.update(params)
             for k, v in aux["buffers"].items():
                 cur[k] = torch.where(_bview(act, v), v, cur[k])
@@ -756,7 +782,7 @@ def _train_phase(
             co_in = {s: {k: cur[slot_key(s, k)] for k in slots[s]} for s in co}
             opt_in = {s: {k[len(s) + 2 :]: v for k, v in cur.items() if k.startswith("@" + s + "/")} for s in co}
             vals = {k: cur[value_key(k)] for k in values}
-            new, new_opt = update(state, x, y, m, anchors, co_in, vals, opt_in, c, lr)
+            new, new_opt = update(state, x, y, m, anchors, co_in, vals, opt_in, c, rows_now)
             if not by_optimizer:
                 aux["loss"] = new.pop(LOSS_KEY)
             new.update({"@" + slot_key(s, k): v for s, d in new_opt.items() for k, v in d.items()})
@@ -768,7 +794,8 @@ def _train_phase(
             pos = [c if bool(sched.active_host[t, c]) else None for c in live.pos]
             recs.append((pos, aux["records"], m))
     out = stack.finish()
-    out.pop("__lr", None)
+    for k in per_row:
+        out.pop("__row." + k)
     totals = out.pop("__total").tolist()
     if phase.opt_state is not None:
         optims[phase.opt_state] = opt.carry(sched.steps)
@@ -840,6 +867,26 @@ def row_lrs(plans: Sequence[LocalPlan], j: int) -> list[float] | None:
     return None if len(set(lrs)) == 1 else lrs
 
 
+def row_values(plans: Sequence[LocalPlan], j: int) -> dict[str, list[float]]:
+    """What differs by row in phase ``j`` of plans of one signature: ``lr`` (the phase's rate) and ``term<i>.<name>``
+    (a float field of term i, e.g. FedProx's μ), each one value per plan; only the entries whose values differ."""
+    out: dict[str, list[float]] = {}
+    lrs = row_lrs(plans, j)
+    if lrs is not None:
+        out["lr"] = lrs
+    for i, term in enumerate(plans[0].phases[j].terms):
+        for name in _float_fields(term):
+            values = [float(getattr(p.phases[j].terms[i], name)) for p in plans]
+            if len(set(values)) > 1:
+                out[f"term{i}.{name}"] = values
+    return out
+
+
+def _float_fields(term: Term) -> list[str]:
+    """The names of ``term``'s float fields (hyperparameters a stacked step may take per row)."""
+    return [f.name for f in dataclasses.fields(term) if type(getattr(term, f.name)) is float]
+
+
 def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], ctxs: Sequence[Any] | None = None) -> ChunkResult:
     """Execute the plans of one chunk (equal :func:`plan_signature`) together; states stay stacked in the result.
     ``ctxs``: each plan's own context (its data and generators), when the plans come from several runs; default
@@ -860,24 +907,34 @@ def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], ctxs: S
             if phase.kind == "gradient":
                 slots[phase.model], res = _gradient_phase(fm, plans, phase, slots[phase.model], data)
             else:
-                res = _train_phase(ctxs, fm, plans, phase, slots, values, data, optims, cols, row_lrs(plans, j))
+                res = _train_phase(ctxs, fm, plans, phase, slots, values, data, optims, cols, row_values(plans, j))
             for c, r in enumerate(res):
                 per_client[c].append(r)
     return ChunkResult(slots, per_client, values)
 
 
-def _without_lr(phase: Phase) -> tuple:
-    """``phase``'s fields with its learning rate left out (a per-row value of the batched step, not part of its
-    shape)."""
-    fields = tuple((f.name, getattr(phase, f.name)) for f in dataclasses.fields(phase) if f.name not in ("lr", "optim"))
-    return (*fields, dataclasses.replace(phase.optim, lr=0.0))
+def _phase_shape(phase: Phase) -> tuple:
+    """``phase``'s fields without the values a stacked step takes per row: its learning rate and, in a training
+    phase, the float fields of its terms (hyperparameters such as FedProx's μ; :func:`row_values`)."""
+    fields = tuple((f.name, getattr(phase, f.name)) for f in dataclasses.fields(phase) if f.name not in ("lr", "optim", "terms"))
+    if phase.kind == "train":
+        terms = tuple(
+            (
+                type(t),
+                tuple((f.name, None if type(v) is float else v) for f in dataclasses.fields(t) for v in [getattr(t, f.name)]),
+            )
+            for t in phase.terms
+        )
+    else:
+        terms = phase.terms
+    return (*fields, terms, dataclasses.replace(phase.optim, lr=0.0))
 
 
 def plan_signature(plan: LocalPlan) -> tuple:
-    """What must be equal for plans to run in one group: phases (but their learning rates, which are per-row values),
-    slots, anchors, values, split, model attributes."""
+    """What must be equal for plans to run in one group: phases (but the values taken per row: learning rates and
+    the float fields of training terms, :func:`row_values`), slots, anchors, values, split, model attributes."""
     return (
-        tuple(_without_lr(p) for p in plan.phases),
+        tuple(_phase_shape(p) for p in plan.phases),
         tuple(sorted(plan.models)),
         tuple(sorted(plan.anchors)),
         tuple(sorted(plan.values)),
