@@ -193,6 +193,10 @@ def test_stack_groups_put_a_sweeps_compatible_runs_together():
     assert stack_groups(jobs) == [[0, 1, 2, 3, 9], [4, 5, 6, 7], [8]]
     assert stack_groups(jobs, most=3) == [[0, 1, 2], [3, 9], [4, 5, 6], [7], [8]]
     assert RunJob(grid[0], keep_final=True).stack_key() is None  # final states are per run
+    mus = [RunJob(_smoke(method="fedprox", method_params={"mu": mu}, runner="stacked")) for mu in (0.01, 0.1)]
+    assert mus[0].stack_key() == mus[1].stack_key()  # a float hyperparameter is a per-row value
+    modes = [RunJob(_smoke(method="fedprox", method_params={"prox_squared": b}, runner="stacked")) for b in (True, False)]
+    assert modes[0].stack_key() != modes[1].stack_key()
     assert RunJob(_smoke(runner="auto")).stack_key() is None  # auto stacks on CUDA only
     with pytest.raises(ValueError, match="PFLNB_STACK_MAX"):
         stack_groups(jobs, most=0)

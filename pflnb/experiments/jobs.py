@@ -303,11 +303,14 @@ class RunJob(ConfigJob):
 
     def stack_key(self) -> tuple | None:
         """What the runs trained together by one stacked program share (None: this run is never stacked): the config
-        but its seed and learning rate, the protocol and the checkpointing. A run stacks with
+        but its seed, learning rate and float hyperparameters, the protocol and the checkpointing. A run stacks with
         ``runner="stacked"``, or ``"auto"`` on CUDA (:func:`stacks`)."""
         if self.keep_final or not stacks(self.cfg):
             return None
         shape = {k: v for k, v in self.cfg.to_dict().items() if k not in STACKED_FIELDS}
+        # a float hyperparameter may differ too: where a training term holds it, it is a per-row value of the batched
+        # step; where it shapes the plan, the runs train in separate groups of one call; the server's is per run
+        shape["method_params"] = {k: v for k, v in self.cfg.method_params.items() if type(v) is not float}
         return (
             "run",
             json.dumps(shape, sort_keys=True),
