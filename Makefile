@@ -18,7 +18,7 @@ RAY_GPUS ?= 0
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 
-.PHONY: help env data browser test test-gpu test-long unit notebooks lint format reproduce reproduce-all robustness check-outputs ledger site benchmark \
+.PHONY: help env data browser test test-gpu test-long unit notebooks lint format reproduce reproduce-all robustness check-outputs ledger site benchmark records verify outputs \
 	benchmark-gpu clean
 
 help: ## list the targets
@@ -106,6 +106,22 @@ check-outputs: env data ## make reproduce-all, then fail listing every committed
 ledger: env ## print every paper's claims and verdicts; rewrite the README's results overview from figures/*/claims.csv
 	$(VENV)/bin/pflnb claims --update-readme
 	$(VENV)/bin/pflnb claims
+
+# Shipped run records (records/<profile>/<notebook>.jsonl.gz): the cache behind the committed outputs, each record with
+# a digest of everything but its wall-clock fields. `make records` exports them after `make reproduce-all`; `make verify`
+# recomputes a random sample (VERIFY_N, seed printed; VERIFY_ARGS="--notebook 03_fedpg", "--all", "--seed S") in a
+# fresh cache and fails naming each mismatch; `make outputs` imports them and re-executes the notebooks from the cache.
+VERIFY_N ?= 12
+VERIFY_ARGS ?=
+records: env ## export the records behind executed/$(PROFILE)/ into records/$(PROFILE)/ (after make reproduce-all)
+	$(VENV)/bin/pflnb records export --profile $(PROFILE)
+
+verify: env data ## recompute VERIFY_N shipped records at random (stratified by notebook and kind) and compare them bit for bit
+	PFLNB_PROGRESS=0 $(VENV)/bin/pflnb verify -n $(VERIFY_N) --profile $(PROFILE) $(VERIFY_ARGS)
+
+outputs: env data ## the committed outputs from the shipped records: import them, re-execute every notebook from the cache, check-outputs
+	$(VENV)/bin/pflnb records import --profile $(PROFILE)
+	$(MAKE) --no-print-directory check-outputs
 
 # The site: executed/$(PROFILE)/ when every notebook is there (after `make reproduce-all`), else executed/smoke/ (executed
 # first when needed); claims and figures from figures/. Output in _site/html (git-ignored); no server needed to view it.

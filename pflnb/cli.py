@@ -19,6 +19,7 @@ from pflnb import kernels, website
 from pflnb.algorithms import list_methods
 from pflnb.data import DATASETS, PARTITIONS, DataUnavailable
 from pflnb.experiments import claims as C
+from pflnb.experiments import records as REC
 from pflnb.experiments import robustness
 from pflnb.experiments.cache import RecordNotCachedWarning
 from pflnb.experiments.config import PROFILES, profile_config, profile_seeds
@@ -266,6 +267,48 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_records(args: argparse.Namespace) -> int:
+    root = Path(args.root) if args.root else None
+    if args.action == "export":
+        executed = Path(args.executed) if args.executed else Path(__file__).resolve().parents[1] / "executed" / args.profile
+        out = Path(args.out) if args.out else REC.RECORDS / args.profile.split("-")[0]
+        summary = REC.export(executed, out, root)
+        for nb, info in summary.items():
+            print(f"{nb:24s} {info['records']:6d} records  {info['bytes'] / 2**20:8.2f} MiB")
+        total = sum(i["bytes"] for i in summary.values())
+        print(f"{'all':24s} {sum(i['records'] for i in summary.values()):6d} records  {total / 2**20:8.2f} MiB -> {out}")
+        return 0
+    files = [Path(f) for f in args.files] or REC.shipped_files(profile=args.profile)
+    counts = REC.import_records(files, root)
+    print(f"[pflnb] {counts['written']} records written, {counts['present']} already cached", end="")
+    if counts["different"]:
+        print(f"; {counts['different']} cached files differ from the shipped ones and were left as they are", end="")
+    print()
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    files = [Path(f) for f in args.files] or REC.shipped_files(profile=args.profile)
+    lines = list(REC.read_lines(files))
+    if args.all:
+        chosen = [ln for ln in lines if args.notebook is None or ln.notebook == args.notebook]
+    else:
+        seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+        print(f"[pflnb] verify: {args.n} of {len(lines)} shipped records drawn with seed {seed} (--seed {seed} repeats it)")
+        chosen = REC.sample(lines, args.n, seed, args.notebook)
+    rows = REC.verify(chosen, progress=not args.quiet)
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False))
+    bad = table[table["status"] == "differs"]
+    print(
+        f"[pflnb] {int((table['status'] == 'equal').sum())} equal, {len(bad)} differ, "
+        f"{int((table['status'] == 'skipped').sum())} skipped"
+    )
+    for _, row in bad.iterrows():
+        print(f"pflnb: mismatch: {row['notebook']}: {row['path']}: {row['detail']}", file=sys.stderr)
+    return 1 if len(bad) else 0
+
+
 def _cmd_tuning(args: argparse.Namespace) -> int:
     names = args.papers or list(PAPER_NAMES)
     unknown = sorted(set(names) - set(PAPER_NAMES))
@@ -466,6 +509,25 @@ def main(argv: list[str] | None = None) -> int:
     p_tun.add_argument("papers", nargs="*", help="papers (default: all five)")
     p_tun.add_argument("--profile", default="cpu", choices=PROFILES)
     p_tun.add_argument("--quiet", action="store_true")
+    p_recs = sub.add_parser(
+        "records", help="export the run records behind a reproduction (records/<profile>/), or import shipped ones"
+    )
+    p_recs.add_argument("action", choices=("export", "import"))
+    p_recs.add_argument("files", nargs="*", help="import: shipped record files (default: records/<profile>/*.jsonl.gz)")
+    p_recs.add_argument("--profile", default="cpu", help="the profile (export: the executed folder's name, e.g. cpu-main)")
+    p_recs.add_argument("--executed", default=None, help="export: the executed folder with runs/ (default executed/<profile>)")
+    p_recs.add_argument("--out", default=None, help="export: the output folder (default records/<profile>)")
+    p_recs.add_argument("--root", default=None, help="the results cache (default $PFLNB_RESULTS or results/)")
+    p_ver = sub.add_parser(
+        "verify", help="recompute a random sample of the shipped records and compare them bit for bit (wall clock aside)"
+    )
+    p_ver.add_argument("files", nargs="*", help="shipped record files (default: records/<profile>/*.jsonl.gz)")
+    p_ver.add_argument("-n", type=int, default=8, help="records drawn (stratified by notebook and kind)")
+    p_ver.add_argument("--seed", type=int, default=None, help="the draw's seed (default: random, printed)")
+    p_ver.add_argument("--notebook", default=None, help="draw from this notebook's records only (e.g. 03_fedpg)")
+    p_ver.add_argument("--all", action="store_true", help="every record (of --notebook when given)")
+    p_ver.add_argument("--profile", default="cpu")
+    p_ver.add_argument("--quiet", action="store_true")
     p_nb = sub.add_parser("notebooks", help="copy the notebooks (quickstart, one per paper, baselines) into a folder")
     p_nb.add_argument("dir", help="the folder (created if missing)")
     p_nb.add_argument("--force", action="store_true", help="replace notebooks already there")
@@ -492,6 +554,10 @@ def main(argv: list[str] | None = None) -> int:
                 return _cmd_notebooks(args)
             if args.command == "tuning":
                 return _cmd_tuning(args)
+            if args.command == "records":
+                return _cmd_records(args)
+            if args.command == "verify":
+                return _cmd_verify(args)
             return _cmd_reproduce_on_backend(args)
     except (
         ValueError,

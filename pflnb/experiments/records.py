@@ -1,0 +1,279 @@
+"""Shipped run records: the cache behind a notebook's outputs, exported as one compressed file, imported with every
+record checked, and verified by recomputing a random sample.
+
+Since the CPU kernels are pinned (:mod:`pflnb.kernels`), a record recomputes bit for bit on any AVX2 x86-64 machine,
+except its wall-clock fields. So each record ships with a **digest**: the SHA-256 of its canonical JSON
+(:func:`stable`: wall-clock fields and the machine's description left out, the kernel mode kept).
+
+- :func:`export` reads a reproduction's run logs (``executed/<profile>/runs/<notebook>.jsonl``: every job a
+  notebook loaded or computed, with its kind, tuning or verdict) and writes ``records/<profile>/<notebook>.jsonl.gz``,
+  one line per record: its cache path, kind, digest and content.
+- :func:`import_records` fills the results cache from such files; a line whose content does not give its digest is
+  refused with an error naming it, before anything is written; a file already in the cache is never overwritten
+  (a different one is reported).
+- :func:`verify` draws records at random (a printed seed; stratified so that every notebook and kind is drawn),
+  recomputes each engine run from its config in a fresh cache, and compares digests; the first differing field is
+  named.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import io
+import json
+import random
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pflnb.experiments.cache import read_json, read_torch, results_root, strict_json, write_atomic, write_json_atomic
+from pflnb.fl.engine import to_jsonable
+
+RECORDS = Path(__file__).resolve().parents[2] / "records"  # the repository's shipped records
+WALL_CLOCK = ("time", "wall_time_s", "seconds", "fa_time")  # keys whose values are wall-clock times, at any depth
+
+
+def stable(record: Any) -> Any:
+    """``record`` as plain JSON values without what differs between two computations of it on two machines: the
+    wall-clock fields (:data:`WALL_CLOCK`) at any depth, and of its ``kernels`` description all but the mode."""
+    if isinstance(record, dict):
+        out = {}
+        for k, v in record.items():
+            if k in WALL_CLOCK:
+                continue
+            if k == "kernels" and isinstance(v, dict):
+                out[k] = {"mode": v.get("mode")}
+                continue
+            out[str(k)] = stable(v)
+        return out
+    if isinstance(record, list | tuple):
+        return [stable(v) for v in record]
+    return to_jsonable(record) if isinstance(record, torch.Tensor) else record
+
+
+def digest(record: Any) -> str:
+    """SHA-256 of the record's canonical JSON (:func:`stable`, keys sorted, NaN and infinities as strings)."""
+    text = json.dumps(strict_json(to_jsonable(stable(record))), sort_keys=True, allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def first_difference(a: Any, b: Any, where: str = "") -> str | None:
+    """The path of the first field where two stable records differ (None when equal)."""
+    a, b = strict_json(to_jsonable(stable(a))), strict_json(to_jsonable(stable(b)))
+    return _diff(a, b, where)
+
+
+def _diff(a: Any, b: Any, where: str) -> str | None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{where}.{k} (present in one only)".lstrip(".")
+            d = _diff(a[k], b[k], f"{where}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{where} (length {len(a)} vs {len(b)})".lstrip(".")
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _diff(x, y, f"{where}[{i}]")
+            if d:
+                return d
+        return None
+    return None if a == b else f"{where} ({a!r} vs {b!r})".lstrip(".")
+
+
+@dataclass
+class Line:
+    """One shipped record: its cache ``path`` (relative to the results root), the ``notebook`` and ``kind`` (tuning,
+    verdict, ...) that asked for it, its digest, and its content (a JSON record, or a torch record in base64)."""
+
+    notebook: str
+    kind: str
+    path: str
+    digest: str
+    content: Any
+    encoding: str = "json"
+
+    def record(self) -> Any:
+        """The record the content holds."""
+        if self.encoding == "torch":
+            return torch.load(io.BytesIO(base64.b64decode(self.content)), map_location="cpu", weights_only=False)
+        return self.content
+
+    def where(self) -> str:
+        return f"{self.notebook}: {self.path}"
+
+
+def _read_cached(path: Path) -> tuple[Any, str, Any]:
+    """(record, encoding, content) of a cache file."""
+    if path.suffix == ".pt" or path.name.endswith("pt"):
+        return read_torch(path), "torch", base64.b64encode(path.read_bytes()).decode()
+    record = read_json(path)
+    return record, "json", json.loads(path.read_text())
+
+
+def logged_jobs(run_log: Path) -> list[dict[str, Any]]:
+    """The jobs a notebook's run log names as loaded or computed (first mention of each key), with their kind."""
+    seen, out = set(), []
+    for line in run_log.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") not in ("loaded", "computed") or event.get("key") in seen:
+            continue
+        seen.add(event["key"])
+        out.append(event)
+    return out
+
+
+def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Write ``out/<notebook>.jsonl.gz`` for every run log under ``executed/runs/``: each record the notebook read
+    from the results cache ``root`` (default :func:`results_root`); returns per notebook its record count and size in
+    bytes. A logged job whose record is not in the cache is an error naming it."""
+    root = Path(root or results_root())
+    logs = sorted((Path(executed) / "runs").glob("*.jsonl"))
+    if not logs:
+        raise FileNotFoundError(f"no run logs under {Path(executed) / 'runs'}: run `pflnb reproduce` first")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    summary = {}
+    for log in logs:
+        lines = []
+        for event in logged_jobs(log):
+            matches = sorted(root.glob(f"*/{event['method']}-{event['key']}.*"))
+            matches = [m for m in matches if m.suffix not in (".ckpt", ".tmp")]
+            if not matches:
+                raise FileNotFoundError(f"{log.stem}: the record of {event['method']} {event['key']} is not under {root}")
+            path = matches[0]
+            record, encoding, content = _read_cached(path)
+            line = {
+                "notebook": log.stem,
+                "kind": event.get("kind") or "run",
+                "path": path.relative_to(root).as_posix(),
+                "digest": digest(record),
+                "encoding": encoding,
+                "content": content,
+            }
+            lines.append(json.dumps(line, sort_keys=True, allow_nan=False))
+        target = Path(out) / f"{log.stem}.jsonl.gz"
+        data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0)
+        write_atomic(target, data)
+        summary[log.stem] = {"records": len(lines), "bytes": len(data)}
+    return summary
+
+
+def read_lines(files: Iterable[Path]) -> Iterator[Line]:
+    """Every line of shipped record files."""
+    for f in files:
+        with gzip.open(f, "rt") as handle:
+            for text in handle:
+                if text.strip():
+                    yield Line(**json.loads(text))
+
+
+def shipped_files(folder: Path | None = None, profile: str = "cpu") -> list[Path]:
+    """The shipped record files of ``profile`` (default folder: the repository's ``records/<profile>``)."""
+    folder = Path(folder) if folder is not None else RECORDS / profile
+    files = sorted(folder.glob("*.jsonl.gz"))
+    if not files:
+        raise FileNotFoundError(f"no shipped records under {folder} (`pflnb records export` writes them)")
+    return files
+
+
+class RecordDigestError(ValueError):
+    """A shipped record whose content does not give its digest."""
+
+
+def import_records(files: Sequence[Path], root: Path | None = None) -> dict[str, int]:
+    """Fill the results cache ``root`` from shipped record files: every line's digest checked first (any mismatch:
+    :class:`RecordDigestError` naming each, nothing written); then each record written where no file is, an existing
+    file left as it is. Returns counts: written, present (equal), different (an existing file with another digest)."""
+    root = Path(root or results_root())
+    lines = list(read_lines(files))
+    bad = [ln.where() for ln in lines if digest(ln.record()) != ln.digest]
+    if bad:
+        raise RecordDigestError(f"{len(bad)} shipped record(s) do not match their digest, nothing imported: {', '.join(bad)}")
+    counts = {"written": 0, "present": 0, "different": 0}
+    for ln in lines:
+        target = root / ln.path
+        if target.exists():
+            record, _, _ = _read_cached(target)
+            counts["present" if digest(record) == ln.digest else "different"] += 1
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if ln.encoding == "torch":
+            write_atomic(target, base64.b64decode(ln.content))
+        else:
+            write_json_atomic(target, ln.content)
+        counts["written"] += 1
+    return counts
+
+
+def sample(lines: Sequence[Line], n: int, seed: int, notebook: str | None = None) -> list[Line]:
+    """``n`` lines drawn at random with ``seed``, stratified: the strata (notebook, kind) are visited in turn, one
+    line each, until ``n`` are drawn (all of them when ``n`` exceeds the lines)."""
+    pool = [ln for ln in lines if notebook is None or ln.notebook == notebook]
+    if notebook is not None and not pool:
+        raise ValueError(f"no shipped record of notebook {notebook!r}")
+    rng = random.Random(seed)
+    strata: dict[tuple[str, str], list[Line]] = defaultdict(list)
+    for ln in pool:
+        strata[(ln.notebook, ln.kind)].append(ln)
+    for group in strata.values():
+        rng.shuffle(group)
+    order = sorted(strata)
+    out: list[Line] = []
+    while len(out) < min(n, len(pool)):
+        for key in order:
+            if strata[key] and len(out) < n:
+                out.append(strata[key].pop())
+    return out
+
+
+def recompute(line: Line) -> tuple[Any | None, str]:
+    """The record of ``line`` computed again from its config in a fresh cache, and a note; None with the reason where
+    the record is not an engine run that its config alone describes (a side computation, an evaluation protocol)."""
+    from pflnb.experiments.config import ExperimentConfig
+    from pflnb.experiments.executors import Serial, execute
+    from pflnb.experiments.jobs import TRANSIENT, RunJob
+
+    record = line.record()
+    if not isinstance(record, dict) or "config" not in record or "key" not in record:
+        return None, "not an engine run (a side computation): recomputed by its notebook only"
+    if record.get("protocol"):
+        return None, f"an engine run under the evaluation protocol {record['protocol']!r}: recomputed by its notebook only"
+    cfg = ExperimentConfig.from_dict(record["config"])
+    with tempfile.TemporaryDirectory(prefix="pflnb-verify-") as tmp:
+        (fresh,) = execute([RunJob(cfg)], Serial(), cache=False, root=Path(tmp), progress=False)
+    return {k: v for k, v in fresh.items() if k not in TRANSIENT}, ""
+
+
+def verify(lines: Sequence[Line], progress: bool = True) -> list[dict[str, Any]]:
+    """Recompute each line's record and compare it with the shipped one: a row per line with ``status`` equal,
+    differs (and the first differing field) or skipped (and why), and the seconds it took."""
+    rows = []
+    for i, ln in enumerate(lines):
+        t0 = time.perf_counter()
+        shipped = ln.record()
+        row = {"notebook": ln.notebook, "kind": ln.kind, "path": ln.path}
+        if digest(shipped) != ln.digest:
+            row.update(status="differs", detail="the shipped content does not give its digest")
+        else:
+            fresh, why = recompute(ln)
+            if fresh is None:
+                row.update(status="skipped", detail=why)
+            elif digest(fresh) == ln.digest:
+                row.update(status="equal", detail="")
+            else:
+                row.update(status="differs", detail=first_difference(shipped, fresh) or "digest only")
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        rows.append(row)
+        if progress:
+            print(f"[{i + 1}/{len(lines)}] {row['status']:8s} {row['seconds']:7.1f} s  {ln.where()}  {row['detail']}", flush=True)
+    return rows

@@ -1,0 +1,106 @@
+"""Shipped run records: export from a reproduction's run logs, import with every digest checked, and `pflnb verify`
+recomputing records bit for bit (and failing, naming the field, on a record that was changed)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from pflnb.cli import main
+from pflnb.experiments import profile_config
+from pflnb.experiments import records as REC
+from pflnb.experiments.cache import RUN_LOG_ENV
+from pflnb.experiments.executors import Serial, execute
+from pflnb.experiments.jobs import RunJob
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """Two tiny runs computed as a notebook computes them (a tuning and a verdict run, logged), exported."""
+    executed, root = tmp_path / "executed", tmp_path / "results"
+    (executed / "runs").mkdir(parents=True)
+    monkeypatch.setenv(RUN_LOG_ENV, str(executed / "runs" / "00_toy.jsonl"))
+    cfg = profile_config("smoke", "digits5-lite", rounds=2, model="tiny-bn-cnn")
+    execute([RunJob(cfg.replace(seed=100))], Serial(), root=root, progress=False, kind="tuning")
+    execute([RunJob(cfg.replace(seed=0))], Serial(), root=root, progress=False, kind="verdict")
+    monkeypatch.delenv(RUN_LOG_ENV)
+    summary = REC.export(executed, tmp_path / "records", root)
+    return tmp_path / "records" / "00_toy.jsonl.gz", root, summary
+
+
+def _rewrite(path, change):
+    lines = [json.loads(t) for t in gzip.open(path, "rt").read().splitlines()]
+    change(lines)
+    path.write_bytes(gzip.compress(("\n".join(json.dumps(x) for x in lines) + "\n").encode()))
+
+
+def test_export_writes_one_line_per_logged_record_with_its_digest(shipped):
+    path, root, summary = shipped
+    lines = list(REC.read_lines([path]))
+    assert summary == {"00_toy": {"records": 2, "bytes": path.stat().st_size}}
+    assert [ln.kind for ln in lines] == ["tuning", "verdict"]
+    for ln in lines:
+        cached = json.loads((root / ln.path).read_text())
+        assert ln.content == cached and ln.digest == REC.digest(cached)
+
+
+def test_digest_leaves_out_wall_clock_and_the_machine_but_nothing_else(shipped):
+    path, _, _ = shipped
+    record = next(REC.read_lines([path])).record()
+    moved = json.loads(json.dumps(record))
+    moved["wall_time_s"] += 1.0
+    moved["rounds"][0]["time"]["local"] += 1.0
+    moved["kernels"]["cpu"] = "another CPU"
+    assert REC.digest(moved) == REC.digest(record)
+    moved["evals"][-1]["test_acc"][0] += 1e-12  # one last bit of one number
+    assert REC.digest(moved) != REC.digest(record)
+    assert REC.first_difference(record, moved).startswith(f"evals[{len(record['evals']) - 1}].test_acc[0]")
+
+
+def test_import_fills_an_empty_cache_and_refuses_a_record_that_fails_its_digest(shipped, tmp_path):
+    path, _, _ = shipped
+    fresh = tmp_path / "fresh"
+    assert REC.import_records([path], fresh) == {"written": 2, "present": 0, "different": 0}
+    assert REC.import_records([path], fresh) == {"written": 0, "present": 2, "different": 0}
+
+    def tamper(lines):
+        lines[1]["content"]["summary"]["test_acc"] += 0.01
+
+    _rewrite(path, tamper)
+    empty = tmp_path / "empty"
+    with pytest.raises(REC.RecordDigestError, match="00_toy: smoke/"):
+        REC.import_records([path], empty)
+    assert not empty.exists()  # nothing written
+
+
+def test_verify_recomputes_the_records_bit_for_bit_and_names_a_changed_one(shipped, capsys):
+    path, _, _ = shipped
+    assert main(["verify", str(path), "--all", "--quiet"]) == 0
+    assert "2 equal, 0 differ, 0 skipped" in capsys.readouterr().out
+
+    def change(lines):  # a record changed with a digest to match: only recomputing it shows the change
+        lines[0]["content"]["evals"][-1]["val_acc"][0] += 0.125
+        lines[0]["digest"] = REC.digest(lines[0]["content"])
+
+    _rewrite(path, change)
+    assert main(["verify", str(path), "-n", "2", "--seed", "3", "--quiet"]) == 1
+    out = capsys.readouterr()
+    assert "1 equal, 1 differ" in out.out and "mismatch: 00_toy" in out.err and "val_acc[0]" in out.err
+
+
+def test_sample_is_stratified_by_notebook_and_kind_and_repeats_with_its_seed():
+    lines = [
+        REC.Line(nb, kind, f"p/{nb}-{kind}-{i}.json", "d", {})
+        for nb in ("a", "b")
+        for kind in ("tuning", "verdict")
+        for i in range(5)
+    ]
+    drawn = REC.sample(lines, 4, seed=1)
+    assert {(ln.notebook, ln.kind) for ln in drawn} == {("a", "tuning"), ("a", "verdict"), ("b", "tuning"), ("b", "verdict")}
+    assert [ln.path for ln in drawn] == [ln.path for ln in REC.sample(lines, 4, seed=1)]
+    assert {ln.notebook for ln in REC.sample(lines, 3, seed=2, notebook="b")} == {"b"}
+    assert len(REC.sample(lines, 100, seed=0)) == 20
+    with pytest.raises(ValueError, match="notebook 'c'"):
+        REC.sample(lines, 1, seed=0, notebook="c")
