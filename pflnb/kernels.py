@@ -1,5 +1,5 @@
-"""One instruction set for the CPU kernels, so that a record computed on one x86-64 machine is computed bit for bit
-the same on another.
+"""One instruction set for the CPU kernels, so that a record computed on one Intel x86-64 machine is computed bit for
+bit the same on another (MKL honours its pinned branch on Intel CPUs only: :func:`mkl_branch`).
 
 PyTorch's CPU arithmetic comes from three kernel families, and each picks a code path by the CPU it runs on: torch's
 own vectorised kernels (ATen: AVX2, or AVX-512 where the CPU has it), MKL's BLAS and vector maths, and oneDNN's
@@ -81,6 +81,26 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+def cpu_vendor() -> str:
+    """The CPU's vendor id (``/proc/cpuinfo``'s 'vendor_id': GenuineIntel, AuthenticAMD, ...; '' when unknown)."""
+    info = Path("/proc/cpuinfo")
+    if info.exists():
+        for line in info.read_text(errors="replace").splitlines():
+            if line.lower().startswith("vendor_id"):
+                return line.split(":", 1)[1].strip()
+    return ""
+
+
+def mkl_branch() -> str:
+    """The code branch MKL runs under ``MKL_CBWR``: the pinned branch on an Intel CPU; on any other CPU MKL ignores a
+    branch such as AVX2 and runs its own (AUTO) branch, so its products differ from an Intel CPU's (MKL's
+    documentation; measured on an AMD EPYC: MKL_CBWR=AVX2 gives AUTO's bits). Only COMPATIBLE is vendor-neutral."""
+    value = os.environ.get("MKL_CBWR", "")
+    if not value or value.upper() in ("AUTO", "COMPATIBLE") or cpu_vendor() in ("GenuineIntel", ""):
+        return value or "AUTO"
+    return f"AUTO (MKL_CBWR={value} is honoured on Intel CPUs only; this one is {cpu_vendor()})"
+
+
 def capability() -> str:
     """The instruction set torch's CPU kernels use in this process ('AVX2', 'AVX512', 'DEFAULT', ...)."""
     import torch
@@ -96,6 +116,8 @@ def describe() -> dict[str, Any]:
         "mode": name,
         "honoured": name == "native" or used == CAPABILITY[name],
         "cpu": cpu_model(),
+        "vendor": cpu_vendor(),
+        "mkl_branch": mkl_branch(),
         "capability": used,
         **{v: os.environ.get(v, "") for v in VARIABLES},
     }

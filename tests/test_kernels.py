@@ -111,3 +111,16 @@ def test_worker_records_carry_the_pinned_kernels_and_each_setting_changes_a_reco
     mode, evals = json.loads(_python(code, PFLNB_KERNELS="generic"))
     assert mode == "generic" and evals != record["evals"]
     assert (tmp_path / "smoke.generic").is_dir()  # cached apart from the pinned records
+
+
+def test_mkl_branch_says_that_the_avx2_branch_holds_on_intel_cpus_only(monkeypatch):
+    """MKL ignores MKL_CBWR=AVX2 on a non-Intel CPU (it runs its AUTO branch): the record says so."""
+    from pflnb import kernels as K
+
+    monkeypatch.setenv("MKL_CBWR", "AVX2")
+    monkeypatch.setattr(K, "cpu_vendor", lambda: "GenuineIntel")
+    assert K.mkl_branch() == "AVX2"
+    monkeypatch.setattr(K, "cpu_vendor", lambda: "AuthenticAMD")
+    assert K.mkl_branch().startswith("AUTO (MKL_CBWR=AVX2 is honoured on Intel CPUs only")
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    assert K.mkl_branch() == "COMPATIBLE"  # the vendor-neutral branch

@@ -38,6 +38,17 @@ TOY = Paper(
 )
 
 
+def test_run_experiment_of_some_arms_runs_the_same_runs_as_the_whole_experiment(tmp_path, monkeypatch):
+    """``arms`` keeps the named arms only, each with the runs (configs, keys, seeds) it has in the whole experiment."""
+    monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
+    part = run_experiment(TOY, "main", "smoke", progress=False, arms=["Local"])
+    assert list(part.table["label"]) == ["Local", "Local"]
+    base = profile_config("smoke", "digits5-lite", rounds=2, model="tiny-bn-cnn")
+    assert [r["key"] for r in part.records] == [base.replace(method="local", lr=0.1, seed=s).key() for s in (0, 1)]
+    with pytest.raises(ValueError, match="no arm"):
+        run_experiment(TOY, "main", "smoke", progress=False, arms=["FedProx"])
+
+
 def test_a_toy_paper_runs_and_gets_its_verdict(tmp_path, monkeypatch):
     monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
     res = run_experiment(TOY, "main", "smoke", progress=False)

@@ -477,13 +477,25 @@ def run_experiment(
     dataset: str | None = None,
     executor: Executor | None = None,
     progress: bool = True,
+    arms: Sequence[str] | None = None,
     **overrides: Any,
 ) -> ExperimentResult:
     """Run (or load from the cache) every run of ``paper``'s experiment ``name`` at ``profile`` on ``executor``
     (default: the environment's): the declared seeds unless ``seeds`` are given, the declared dataset unless
-    ``dataset`` is; ``overrides`` are config fields for every run (``device``, ``data_root``, ...). Each record gets
-    its arm's ``label``."""
+    ``dataset`` is, every arm unless ``arms`` (labels) names some (each tuned and seeded as in the whole experiment:
+    the same runs, the same cache keys); ``overrides`` are config fields for every run (``device``, ``data_root``,
+    ...). Each record gets its arm's ``label``."""
     experiment = paper.experiment(name)
+    if arms is not None:
+        unknown = sorted(set(arms) - {a.label for a in experiment.arms})
+        if unknown:
+            raise ValueError(f"experiment {name!r} has no arm(s) {unknown}; it has {[a.label for a in experiment.arms]}")
+        sources = {experiment.tune.shared.get(a) for a in arms} - {None} if experiment.tune is not None else set()
+        missing = sorted(sources - set(arms))
+        if missing:
+            raise ValueError(f"arms {sorted(arms)} take the tuned choice of {missing}; name those too")
+        kept = tuple(a for a in experiment.arms if a.label in arms)
+        experiment = dataclasses.replace(experiment, arms=kept)
     tuning, choice = _tune(experiment, profile, seeds, dataset, executor, progress, **overrides)
     runs = experiment.runs(profile, seeds, dataset, choice=choice, **overrides)
     records = _execute(experiment, runs, executor, progress)

@@ -1,8 +1,9 @@
 """Shipped run records: the cache behind a notebook's outputs, exported as one compressed file, imported with every
 record checked, and verified by recomputing a random sample.
 
-Since the CPU kernels are pinned (:mod:`pflnb.kernels`), a record recomputes bit for bit on any AVX2 x86-64 machine,
-except its wall-clock fields. So each record ships with a **digest**: the SHA-256 of its canonical JSON
+Since the CPU kernels are pinned (:mod:`pflnb.kernels`), a record recomputes bit for bit on any Intel AVX2 x86-64
+machine, except its wall-clock fields (on another vendor's CPU MKL runs its own branch: verify then reports
+differences, as it should; the determinism guide). So each record ships with a **digest**: the SHA-256 of its canonical JSON
 (:func:`stable`: wall-clock fields and the machine's description left out, the kernel mode kept).
 
 - :func:`export` reads a reproduction's run logs (``executed/<profile>/runs/<notebook>.jsonl``: every job a
