@@ -36,6 +36,9 @@ from typing import Any
 import torch
 
 from pflnb.experiments.cache import read_json, read_torch, results_root, strict_json, write_atomic, write_json_atomic
+from pflnb.experiments.config import ExperimentConfig
+from pflnb.experiments.executors import Serial, execute
+from pflnb.experiments.jobs import TRANSIENT, RunJob
 from pflnb.fl.engine import to_jsonable
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"  # the repository's shipped records
@@ -240,10 +243,6 @@ def sample(lines: Sequence[Line], n: int, seed: int, notebook: str | None = None
 def recompute(line: Line) -> tuple[Any | None, str]:
     """The record of ``line`` computed again from its config in a fresh cache, and a note; None with the reason where
     the record is not an engine run that its config alone describes (a side computation, an evaluation protocol)."""
-    from pflnb.experiments.config import ExperimentConfig
-    from pflnb.experiments.executors import Serial, execute
-    from pflnb.experiments.jobs import TRANSIENT, RunJob
-
     record = line.record()
     if not isinstance(record, dict) or "config" not in record or "key" not in record:
         return None, "not an engine run (a side computation): recomputed by its notebook only"
