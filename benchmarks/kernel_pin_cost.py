@@ -24,6 +24,7 @@ MODES = ("avx2", "native")
 CASES = (
     [("linear 784→200", "linear", b) for b in (10, 50, 256)]
     + [("conv 3→32 k5, 28 px", "conv", b) for b in (10, 32, 128)]
+    + [("conv 3→32 k5, 28 px, channels-last", "conv-cl", b) for b in (10, 32, 128)]
     + [("small-bn-cnn step, 28 px", "cnn", b) for b in (10, 32)]
 )
 
@@ -46,6 +47,9 @@ def child() -> None:
             layer, x = torch.nn.Linear(784, 200), torch.randn(batch, 784)
         elif kind == "conv":
             layer, x = torch.nn.Conv2d(3, 32, 5), torch.randn(batch, 3, 28, 28)
+        elif kind == "conv-cl":  # the same convolution in the NHWC layout oneDNN prefers
+            layer = torch.nn.Conv2d(3, 32, 5).to(memory_format=torch.channels_last)
+            x = torch.randn(batch, 3, 28, 28).contiguous(memory_format=torch.channels_last)
         else:
             layer, x = build_model("small-bn-cnn", (3, 28, 28), 10), torch.randn(batch, 3, 28, 28)
 
