@@ -71,6 +71,9 @@ def test_a_toy_paper_runs_and_gets_its_verdict(tmp_path, monkeypatch):
     expected = R.compare(a, b, names=("FedAvg", "Local"))
     assert claim.outcome == expected and claim.seeds == [0, 1]
     assert claim.verdict in R.VERDICTS and claim.claim == "FedAvg beats Local" and claim.paper == "+3.0 points"
+    assert [c.claim for c in decide(TOY, {"main": res}, only=["FedAvg beats"])] == ["FedAvg beats Local"]
+    with pytest.raises(ValueError, match="no claim starting with"):
+        decide(TOY, {"main": res}, only=["Local beats"])
 
 
 def test_declarations_are_checked():

@@ -1147,7 +1147,7 @@ def fragility(paper: str, root: str | Path | None = None) -> dict[str, tuple[str
     return {c: (f, v, ours) for c, f, v, ours in rows if f in (R.FRAGILE, "stable")}
 
 
-def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> list[Claim]:
+def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True, only: Sequence[str] | None = None) -> list[Claim]:
     """The paper's declared claims decided on ``results`` (experiment name → :class:`ExperimentResult`, plus any
     named values a :class:`Derived` claim reads), in declaration order.
 
@@ -1160,10 +1160,18 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True) -> l
 
     ``extended=False`` (the main scope): a claim that reads one of :attr:`Paper.extended`'s results, absent from
     ``results``, is **not run** (its text's placeholders shown as '…'). Any other missing result is an error, also
-    an extended one when ``extended`` is True."""
+    an extended one when ``extended`` is True. ``only``: decide just the claims whose text starts with one of these
+    (e.g. the claims run at the paper's own setting, whose results hold some experiments only); an unknown one is an
+    error."""
     out = []
     fragile = fragility(paper.name)
-    for spec in paper.claims:
+    specs = paper.claims
+    if only is not None:
+        unknown = [o for o in only if not any(spec.claim.startswith(o) for spec in paper.claims)]
+        if unknown:
+            raise ValueError(f"{paper.name} declares no claim starting with {unknown}")
+        specs = tuple(spec for spec in paper.claims if spec.claim.startswith(tuple(only)))
+    for spec in specs:
         reads = _Reads(results, () if extended else paper.extended)
         stated = dict(source=spec.source, cite=spec.cited(), wall_clock=spec.wall_clock)
         try:
