@@ -71,24 +71,24 @@ def pin() -> dict[str, str]:
     return values
 
 
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``'s 'model name', else :func:`platform.processor`)."""
+def _cpuinfo(key: str) -> str:
+    """The first value of ``key`` in ``/proc/cpuinfo`` ('' when there is none)."""
     info = Path("/proc/cpuinfo")
     if info.exists():
         for line in info.read_text(errors="replace").splitlines():
-            if line.lower().startswith("model name"):
+            if line.lower().startswith(key):
                 return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine() or "unknown"
+    return ""
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``'s 'model name', else :func:`platform.processor`)."""
+    return _cpuinfo("model name") or platform.processor() or platform.machine() or "unknown"
 
 
 def cpu_vendor() -> str:
     """The CPU's vendor id (``/proc/cpuinfo``'s 'vendor_id': GenuineIntel, AuthenticAMD, ...; '' when unknown)."""
-    info = Path("/proc/cpuinfo")
-    if info.exists():
-        for line in info.read_text(errors="replace").splitlines():
-            if line.lower().startswith("vendor_id"):
-                return line.split(":", 1)[1].strip()
-    return ""
+    return _cpuinfo("vendor_id")
 
 
 def mkl_branch() -> str:
