@@ -271,7 +271,7 @@ def _cmd_records(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else None
     if args.action == "export":
         executed = Path(args.executed) if args.executed else Path(__file__).resolve().parents[1] / "executed" / args.profile
-        out = Path(args.out) if args.out else REC.RECORDS / args.profile.split("-")[0]
+        out = Path(args.out) if args.out else REC.RECORDS / args.profile
         summary = REC.export(executed, out, root)
         for nb, info in summary.items():
             print(f"{nb:24s} {info['records']:6d} records  {info['bytes'] / 2**20:8.2f} MiB")
@@ -296,6 +296,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
         print(f"[pflnb] verify: {args.n} of {len(lines)} shipped records drawn with seed {seed} (--seed {seed} repeats it)")
         chosen = REC.sample(lines, args.n, seed, args.notebook)
+    if not chosen:
+        raise ValueError(f"no shipped record to verify{' of notebook ' + args.notebook if args.notebook else ''}")
     rows = REC.verify(chosen, progress=not args.quiet)
     table = pd.DataFrame(rows)
     print(table.to_string(index=False))

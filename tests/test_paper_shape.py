@@ -47,6 +47,20 @@ def test_run_experiment_of_some_arms_runs_the_same_runs_as_the_whole_experiment(
     assert [r["key"] for r in part.records] == [base.replace(method="local", lr=0.1, seed=s).key() for s in (0, 1)]
     with pytest.raises(ValueError, match="no arm"):
         run_experiment(TOY, "main", "smoke", progress=False, arms=["FedProx"])
+    with pytest.raises(TypeError, match="sequence"):
+        run_experiment(TOY, "main", "smoke", progress=False, arms="Local")
+
+
+def test_some_arms_of_an_experiment_whose_tuning_names_other_arms():
+    """An arm taking another's tuned choice (FedPG's paired ablation arms) is left out with the arms it names."""
+    from pflnb.experiments.paper import _with_arms
+    from pflnb.papers.fedpg.paper import PAPER as FEDPG
+
+    exp = FEDPG.experiment("ablations_cnn")
+    assert exp.tune.shared  # the case: a shared choice naming an arm that is left out
+    part = _with_arms(exp, ["FedPG"])
+    assert [a.label for a in part.arms] == ["FedPG"] and part.tune.shared == {}
+    assert {lab["label"] for lab, _ in part.runs("smoke")} == {"FedPG"}
 
 
 def test_a_toy_paper_runs_and_gets_its_verdict(tmp_path, monkeypatch):

@@ -109,6 +109,23 @@ HYPER_RUNS = {
 }
 
 
+def test_a_float_a_term_does_not_declare_per_row_keeps_runs_in_separate_groups(monkeypatch):
+    """MOON's term branches on μ in Python: μ is not declared per row, so runs of two μ train in two groups of one
+    round call (a traced μ would fail the branch) and still equal their sequential runs."""
+    real, groups = B.run_chunk, []
+
+    def spy(ctx, fm, plans, ctxs=None):
+        groups.append({p.phases[0].terms[0].mu for p in plans})
+        return real(ctx, fm, plans, ctxs)
+
+    monkeypatch.setattr(B, "run_chunk", spy)
+    runs = ((1, 0, 0.05, {"mu": 0.5}), (2, 1, 0.05, {"mu": 1.0}))
+    seq, stacked = run_sequential_and_stacked("moon", runs=runs)
+    for a, b in zip(seq, stacked):
+        assert_same(a, {**b, "runner": {"name": "batched", "notes": []}})
+    assert all(len(mus) == 1 for mus in groups) and len(groups) == 4  # two groups a round, one μ each
+
+
 @pytest.mark.parametrize("name", sorted(HYPER_RUNS))
 def test_stacked_runs_of_several_hyperparameters_equal_their_sequential_runs(name, monkeypatch):
     """Runs that differ in a term's hyperparameter train in one chunk, each row with its own value."""

@@ -70,7 +70,7 @@ class ExperimentConfig:
     profile: str = "cpu"
     data_root: str | None = None
     device: str = "auto"
-    runner: str = field(default_factory=lambda: os.environ.get("PFLNB_RUNNER", "auto"))  # auto, sequential, batched
+    runner: str = field(default_factory=lambda: os.environ.get("PFLNB_RUNNER", "auto"))  # auto, sequential, batched, stacked
 
     def replace(self, **changes: Any) -> ExperimentConfig:
         """A copy with fields changed (unknown field names raise a clear error)."""

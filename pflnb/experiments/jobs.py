@@ -33,6 +33,7 @@ from pflnb.experiments.cache import read_json, read_torch, remove, results_root,
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.fl.algorithm import Algorithm
 from pflnb.fl.engine import Context, RunSettings, Simulation, drive, run_stacked, simulate, to_jsonable
+from pflnb.fl.runner import local_plan_gap
 from pflnb.models import build_model
 
 
@@ -92,7 +93,7 @@ class Job:
         """Raise ValueError on bad inputs, before anything runs."""
 
     def stack_key(self) -> Any:
-        """Jobs with one stack key (not None) may be computed together as one program (:func:`stack_jobs`)."""
+        """Jobs with one stack key (not None) may be computed together as one program (:func:`stack_groups`)."""
         return None
 
     @property
@@ -305,8 +306,10 @@ class RunJob(ConfigJob):
         """What the runs trained together by one stacked program share (None: this run is never stacked): the config
         but its seed, learning rate and float hyperparameters, the protocol and the checkpointing. A run stacks with
         ``runner="stacked"``, or ``"auto"`` on CUDA (:func:`stacks`)."""
-        if self.keep_final or not stacks(self.cfg):
-            return None
+        if self.keep_final or type(self).compute is not RunJob.compute or not stacks(self.cfg):
+            return None  # final states are per run; a subclass computes something else
+        if local_plan_gap(make_algorithm(self.cfg.method, self.cfg.method_params)) is not None:
+            return None  # its local work runs sequentially: nothing to batch, better spread over workers
         shape = {k: v for k, v in self.cfg.to_dict().items() if k not in STACKED_FIELDS}
         # a float hyperparameter may differ too: where a training term holds it, it is a per-row value of the batched
         # step; where it shapes the plan, the runs train in separate groups of one call; the server's is per run
@@ -366,7 +369,8 @@ class StackedRuns(Job):
     """Several :class:`RunJob` s of one :meth:`~RunJob.stack_key` computed as one program
     (:func:`~pflnb.fl.engine.run_stacked`): every round, the local work of all of them is one batched call. Its
     record is ``{"stack": [each run's record]}``, in the order of ``jobs``; :func:`~pflnb.experiments.executors.execute`
-    caches each under its own key."""
+    caches each under its own key. A run that raises fails the whole stack (each of its runs reported failed; other
+    units go on), as a run alone fails its own job."""
 
     jobs: tuple[RunJob, ...]
 

@@ -486,6 +486,8 @@ def run_experiment(
     the same runs, the same cache keys); ``overrides`` are config fields for every run (``device``, ``data_root``,
     ...). Each record gets its arm's ``label``."""
     experiment = paper.experiment(name)
+    if isinstance(arms, str):
+        raise TypeError(f"arms must be a sequence of arm labels, not the string {arms!r}")
     if arms is not None:
         unknown = sorted(set(arms) - {a.label for a in experiment.arms})
         if unknown:
@@ -494,14 +496,32 @@ def run_experiment(
         missing = sorted(sources - set(arms))
         if missing:
             raise ValueError(f"arms {sorted(arms)} take the tuned choice of {missing}; name those too")
-        kept = tuple(a for a in experiment.arms if a.label in arms)
-        experiment = dataclasses.replace(experiment, arms=kept)
+        experiment = _with_arms(experiment, arms)
     tuning, choice = _tune(experiment, profile, seeds, dataset, executor, progress, **overrides)
     runs = experiment.runs(profile, seeds, dataset, choice=choice, **overrides)
     records = _execute(experiment, runs, executor, progress)
     labels = pd.DataFrame([lab for lab, _ in runs])
     metrics = summary_table(records).drop(columns=["method", "dataset", "seed"])
     return ExperimentResult(experiment, profile, pd.concat([labels, metrics], axis=1), records, tuning)
+
+
+def _with_arms(experiment: Experiment, arms: Sequence[str]) -> Experiment:
+    """``experiment`` with the arms ``arms`` only; its tuning keys and shared choices and its settings' arm lists
+    narrowed to them (each kept arm's runs unchanged)."""
+    keep = set(arms)
+    tune = experiment.tune
+    if tune is not None:
+        tune = dataclasses.replace(
+            tune,
+            keys={k: v for k, v in tune.keys.items() if k in keep},
+            shared={k: v for k, v in tune.shared.items() if k in keep},
+        )
+    settings = {
+        profile: tuple(s if s.arms is None else dataclasses.replace(s, arms=tuple(a for a in s.arms if a in keep)) for s in ss)
+        for profile, ss in experiment.settings.items()
+    }
+    kept = tuple(a for a in experiment.arms if a.label in keep)
+    return dataclasses.replace(experiment, arms=kept, tune=tune, settings=settings)
 
 
 def _execute(
@@ -1166,6 +1186,8 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True, only
     out = []
     fragile = fragility(paper.name)
     specs = paper.claims
+    if isinstance(only, str):
+        raise TypeError(f"only must be a sequence of claim texts, not the string {only!r}")
     if only is not None:
         unknown = [o for o in only if not any(spec.claim.startswith(o) for spec in paper.claims)]
         if unknown:

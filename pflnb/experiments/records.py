@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from pflnb import kernels
 from pflnb.experiments.cache import read_json, read_torch, results_root, strict_json, write_atomic, write_json_atomic
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Serial, execute
@@ -150,10 +151,12 @@ def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dic
     for log in logs:
         lines = []
         for event in logged_jobs(log):
-            matches = sorted(root.glob(f"*/{event['method']}-{event['key']}.*"))
-            matches = [m for m in matches if m.suffix not in (".ckpt", ".tmp")]
-            if not matches:
-                raise FileNotFoundError(f"{log.stem}: the record of {event['method']} {event['key']} is not under {root}")
+            folder = root / kernels.cache_folder(event["profile"], event.get("seed"))  # the profile's, these kernels
+            name = f"{event['method']}-{event['key']}.*"
+            matches = [m for m in sorted(folder.glob(name)) if m.suffix not in (".ckpt", ".tmp")]
+            if len(matches) != 1:
+                what = "is not" if not matches else f"is {len(matches)} times"
+                raise FileNotFoundError(f"{log.stem}: the record of {event['method']} {event['key']} {what} under {folder}")
             path = matches[0]
             record, encoding, content = _read_cached(path)
             line = {

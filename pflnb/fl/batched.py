@@ -883,8 +883,12 @@ def row_values(plans: Sequence[LocalPlan], j: int) -> dict[str, list[float]]:
 
 
 def _float_fields(term: Term) -> list[str]:
-    """The names of ``term``'s float fields (hyperparameters a stacked step may take per row)."""
-    return [f.name for f in dataclasses.fields(term) if type(getattr(term, f.name)) is float]
+    """The float fields ``term`` declares it takes per row (:attr:`~pflnb.fl.plan.Term.per_row`: hyperparameters its
+    code uses in tensor arithmetic only, never in a Python branch)."""
+    return [name for name in term.per_row if type(getattr(term, name)) is float]
+
+
+_PER_ROW = "<per row>"  # a per-row field's place in a plan signature (never equal to a real value, None included)
 
 
 def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], ctxs: Sequence[Any] | None = None) -> ChunkResult:
@@ -915,13 +919,13 @@ def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], ctxs: S
 
 def _phase_shape(phase: Phase) -> tuple:
     """``phase``'s fields without the values a stacked step takes per row: its learning rate and, in a training
-    phase, the float fields of its terms (hyperparameters such as FedProx's μ; :func:`row_values`)."""
+    phase, the float fields its terms declare per row (FedProx's μ; :func:`row_values`)."""
     fields = tuple((f.name, getattr(phase, f.name)) for f in dataclasses.fields(phase) if f.name not in ("lr", "optim", "terms"))
     if phase.kind == "train":
         terms = tuple(
             (
                 type(t),
-                tuple((f.name, None if type(v) is float else v) for f in dataclasses.fields(t) for v in [getattr(t, f.name)]),
+                tuple((f.name, _PER_ROW if f.name in _float_fields(t) else getattr(t, f.name)) for f in dataclasses.fields(t)),
             )
             for t in phase.terms
         )

@@ -168,6 +168,7 @@ class Term:
     """
 
     needs_features: bool = False
+    per_row: tuple[str, ...] = ()  # float fields a stacked step may take per row (pure tensor arithmetic in the term)
     before_head: bool = False  # the loss reads ``b.features`` (and ``b.own_head``), not ``b.logits``: on the sequential
     # path it is built before the trained model's head, which fixes the order in which the backward pass adds up the
     # features' gradient, and lets ``own_head`` read the head's BN statistics before the step's pass updates them
@@ -232,6 +233,7 @@ class Prox(Term):
     keys: tuple[str, ...]
     anchor: str = "global"
     squared: bool = True
+    per_row = ("weight",)
 
     def anchors(self) -> tuple[str, ...]:
         return (self.anchor,)
@@ -250,6 +252,7 @@ class ProxStep(Term):
     lam: float
     keys: tuple[str, ...]
     anchor: str = "global"
+    per_row = ("lam",)
 
     def anchors(self) -> tuple[str, ...]:
         return (self.anchor,)
