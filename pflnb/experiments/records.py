@@ -141,7 +141,8 @@ def logged_jobs(run_log: Path) -> list[dict[str, Any]]:
 def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dict[str, Any]]:
     """Write ``out/<notebook>.jsonl.gz`` for every run log under ``executed/runs/``: each record the notebook read
     from the results cache ``root`` (default :func:`results_root`); returns per notebook its record count and size in
-    bytes. A logged job whose record is not in the cache is an error naming it."""
+    bytes. A logged job whose record is not in the cache is an error naming it, unless it ran inside another job
+    (no ``kind``: FedPG's P-model job computes its engine run uncached)."""
     root = Path(root or results_root())
     logs = sorted((Path(executed) / "runs").glob("*.jsonl"))
     if not logs:
@@ -154,6 +155,8 @@ def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dic
             folder = root / kernels.cache_folder(event["profile"], event.get("seed"))  # the profile's, these kernels
             name = f"{event['method']}-{event['key']}.*"
             matches = [m for m in sorted(folder.glob(name)) if m.suffix not in (".ckpt", ".tmp")]
+            if not matches and not event.get("kind"):
+                continue  # a job computed inside another (its engine run, not cached): the outer job's record holds it
             if len(matches) != 1:
                 what = "is not" if not matches else f"is {len(matches)} times"
                 raise FileNotFoundError(f"{log.stem}: the record of {event['method']} {event['key']} {what} under {folder}")
