@@ -3,10 +3,12 @@
 :class:`ClientRunner` is the interface the engine types against. :class:`SequentialRunner` calls the algorithm's
 hooks client after client (``local_train``, ``eval_module``). :class:`BatchedRunner` executes the algorithm's
 declared local plans (``local_plan`` → ``finish_local``) and evaluation plans (``eval_plan``) for many clients
-at once with torch.func (:mod:`pflnb.fl.batched`): clients with identical phases form a group, a group is split
+at once with torch.func (:mod:`pflnb.fl.batched`): plans of equal signature form a group, a group is split
 into chunks that fit the device's free memory, and the results equal the sequential runner's (tested in float64).
+:meth:`BatchedRunner.run_works` does the same for the clients of several runs at once (stacked runs: run × client
+rows, each with its own context, learning rate and per-row hyperparameters; :func:`pflnb.fl.engine.run_stacked`).
 What it cannot batch (an algorithm whose ``local_train`` or ``eval_module`` is not described by its plan, a model
-with dropout) it hands to the sequential path, with a one-line note logged once per run.
+with dropout) it hands to the sequential path, with a one-line note logged once per runner.
 
 ``make_runner("auto")`` picks the batched runner on CUDA when the algorithm declares a batchable plan, the
 sequential runner otherwise (on a CPU batching is slower: one vmapped kernel does the same arithmetic).
