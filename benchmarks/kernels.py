@@ -4,8 +4,9 @@ The same engine runs execute in fresh subprocesses (the libraries read their var
 under several settings, alternated and repeated in one session:
 
 - ``native``: nothing pinned (this CPU's fastest paths: AVX-512 where it has it);
-- ``avx2``: the pinned setting of every reproduction (torch, MKL and oneDNN at AVX2);
-- ``avx2`` less one variable (that family back on its native path): shows that each variable changes the record;
+- ``portable``: the pinned setting of every reproduction (torch and oneDNN at AVX2, MKL on its vendor-neutral branch);
+- ``portable`` less one variable (that family back on its native path): shows that each variable changes the record;
+- ``avx2``: the pin before 2026-11-28 (MKL's AVX2 branch, honoured on Intel CPUs only);
 - ``generic``: torch's kernels on their non-vectorised path (``make robustness``'s perturbation).
 
 For each setting: a digest of the runs' per-round metrics (equal digests = bit-identical records) and the median wall
@@ -68,10 +69,11 @@ print(json.dumps({"digest": digest.hexdigest()[:16], "seconds": seconds, "kernel
 
 def settings() -> dict[str, dict[str, str]]:
     """Name → environment of each setting measured."""
-    pinned = kernels.MODES["avx2"]
-    out = {"native": {kernels.ENV: "native"}, "avx2": {kernels.ENV: "avx2"}}
+    pinned = kernels.MODES[kernels.DEFAULT]
+    out = {"native": {kernels.ENV: "native"}, kernels.DEFAULT: {kernels.ENV: kernels.DEFAULT}}
     for var in kernels.VARIABLES:  # the pinned setting less one variable: native mode with the two others set by hand
-        out[f"avx2 without {var}"] = {kernels.ENV: "native", **{k: v for k, v in pinned.items() if k != var}}
+        out[f"{kernels.DEFAULT} without {var}"] = {kernels.ENV: "native", **{k: v for k, v in pinned.items() if k != var}}
+    out["avx2"] = {kernels.ENV: "avx2"}
     out["generic"] = {kernels.ENV: "generic"}
     return out
 
@@ -96,14 +98,15 @@ def main() -> None:
         for name, env in named.items():
             seen[name].append(measure(env))
     ref = statistics.median(sum(r["seconds"]) for r in seen["native"])
-    pinned_digest = seen["avx2"][0]["digest"]
+    pinned_digest = seen[kernels.DEFAULT][0]["digest"]
     lines = [
         f"# Pinned CPU kernels: effect and cost ({time.strftime('%Y-%m-%d')})",
         "",
         f"CPU: {kernels.cpu_model()} ({platform.machine()}); {len(RUNS)} engine runs per setting "
         f"(`benchmarks/kernels.py`, {args.repeats} alternated repetitions, 1 thread).",
         "",
-        "| setting | torch capability | records (digest) | equal to the pinned avx2 | time of the runs (median) | vs native |",
+        f"| setting | torch capability | records (digest) | equal to the pinned {kernels.DEFAULT} "
+        "| time of the runs (median) | vs native |",
         "|---|---|---|---|---|---|",
     ]
     for name, results in seen.items():

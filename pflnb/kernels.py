@@ -1,27 +1,30 @@
-"""One instruction set for the CPU kernels, so that a record computed on one Intel x86-64 machine is computed bit for
-bit the same on another (MKL honours its pinned branch on Intel CPUs only: :func:`mkl_branch`).
+"""One code path for the CPU kernels, so that a record computed on one x86-64 machine with AVX2 is computed bit for bit
+the same on another, whatever its vendor (Intel or AMD) and whatever wider instructions it has.
 
 PyTorch's CPU arithmetic comes from three kernel families, and each picks a code path by the CPU it runs on: torch's
 own vectorised kernels (ATen: AVX2, or AVX-512 where the CPU has it), MKL's BLAS and vector maths, and oneDNN's
 convolutions. Each path rounds differently in the last bits, and training amplifies last bits into other accuracies.
-Pinning all three to AVX2, which every current x86-64 CPU has, removes the CPU from the result:
+Pinning all three removes the CPU from the result (the ``portable`` mode, the default):
 
 - ``ATEN_CPU_CAPABILITY=avx2`` (torch's kernels),
-- ``MKL_CBWR=AVX2`` (MKL's conditional numerical reproducibility),
+- ``MKL_CBWR=COMPATIBLE`` (MKL's conditional numerical reproducibility: its one branch that is the same on Intel and
+  non-Intel CPUs; MKL honours its AVX2 branch on Intel CPUs only, and runs its own AUTO branch elsewhere),
 - ``ONEDNN_MAX_CPU_ISA=AVX2`` (oneDNN's highest instruction set).
 
 Each library reads its variable once, when it first runs a kernel, so they must be in the environment before that:
 importing :mod:`pflnb` sets them (:func:`pin`) before it imports torch, and worker processes, notebook kernels and Ray
 workers inherit them (Ray gets them in its runtime environment). ``$PFLNB_KERNELS`` chooses the mode:
 
-- ``avx2`` (default): the pinned settings above; every reproduction and the committed outputs use them;
+- ``portable`` (default): the pinned settings above; every reproduction and the committed outputs use them;
 - ``generic``: the same, but torch's kernels on their generic (non-vectorised) path, a last-bit perturbation that
   ``make robustness`` uses to find the verdicts that sit on a boundary;
+- ``avx2``: the pin of the outputs committed before 2026-11-28 (MKL's AVX2 branch: the same bits on Intel CPUs only),
+  kept so that those records can still be read and checked on an Intel CPU;
 - ``native``: nothing pinned, each library on this CPU's fastest path (interactive use may opt out this way).
 
-Every record carries :func:`describe` (the mode, the CPU model, the capability torch really uses and the variables),
-and records computed under another mode are cached apart (:func:`cache_folder`). This module imports nothing heavy:
-it must run before torch is imported.
+Every record carries :func:`describe` (the mode, the CPU model and vendor, the capability torch really uses, MKL's
+branch and the variables), and records computed under another mode are cached apart (:func:`cache_folder`). This
+module imports nothing heavy: it must run before torch is imported.
 """
 
 from __future__ import annotations
@@ -33,15 +36,16 @@ from pathlib import Path
 from typing import Any
 
 ENV = "PFLNB_KERNELS"
-DEFAULT = "avx2"
+DEFAULT = "portable"
 VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
 MODES: dict[str, dict[str, str]] = {
+    "portable": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "generic": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "AVX2"},
     "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
-    "generic": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
     "native": {},
 }
 # what torch.backends.cpu.get_cpu_capability() reports when a mode is honoured
-CAPABILITY = {"avx2": "AVX2", "generic": "DEFAULT"}
+CAPABILITY = {"portable": "AVX2", "generic": "DEFAULT", "avx2": "AVX2"}
 OPT_OUT = f"{ENV}=native"
 
 
@@ -136,7 +140,7 @@ def problem() -> str:
         if settings(name)["ATEN_CPU_CAPABILITY"] == os.environ.get("ATEN_CPU_CAPABILITY")
         else "the environment changed after pflnb set it"
     )
-    if name == "avx2" and used == "DEFAULT":
+    if CAPABILITY[name] == "AVX2" and used == "DEFAULT":
         why = f"this CPU ({cpu_model()}, {platform.machine()}) has no AVX2 path"
     return (
         f"the CPU kernels are pinned to {CAPABILITY[name]} ({ENV}={name}) but torch uses {used}: {why}. Records will not "

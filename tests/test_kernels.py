@@ -25,7 +25,7 @@ def _python(code: str, **env: str) -> str:
 
 
 @needs_avx2
-@pytest.mark.parametrize(("mode", "capability"), [("avx2", "AVX2"), ("generic", "DEFAULT")])
+@pytest.mark.parametrize(("mode", "capability"), [("portable", "AVX2"), ("generic", "DEFAULT"), ("avx2", "AVX2")])
 def test_importing_pflnb_pins_the_kernels_before_torch_runs_one(mode, capability):
     code = "import pflnb, torch, json; torch.ones(3).exp(); print(json.dumps(pflnb.kernels.describe()))"
     seen = json.loads(_python(code, PFLNB_KERNELS=mode))
@@ -45,7 +45,7 @@ def test_an_unknown_mode_is_refused():
         subprocess.run(
             [sys.executable, "-c", "import pflnb"], env={**os.environ, "PFLNB_KERNELS": "avx512"}, capture_output=True, check=True
         )
-    assert "PFLNB_KERNELS must be one of ['avx2', 'generic', 'native'], got 'avx512'" in info.value.stderr.decode()
+    assert "PFLNB_KERNELS must be one of ['avx2', 'generic', 'native', 'portable'], got 'avx512'" in info.value.stderr.decode()
 
 
 @needs_avx2
@@ -64,7 +64,7 @@ def test_torch_imported_first_is_named_in_one_message():
 
 
 def test_require_stops_a_reproduction_that_cannot_honour_the_pin(monkeypatch):
-    monkeypatch.setenv(kernels.ENV, "avx2")
+    monkeypatch.setenv(kernels.ENV, "portable")
     monkeypatch.setattr(kernels, "capability", lambda: "DEFAULT")
     with pytest.raises(kernels.KernelsNotHonoured, match=r"pinned to AVX2 .* torch uses DEFAULT: this CPU .* has no AVX2"):
         kernels.require()
@@ -74,8 +74,10 @@ def test_require_stops_a_reproduction_that_cannot_honour_the_pin(monkeypatch):
 
 def test_records_are_cached_apart_by_mode_and_held_seeds_read_the_default(monkeypatch):
     monkeypatch.delenv(kernels.HOLD_ENV, raising=False)
-    monkeypatch.setenv(kernels.ENV, "avx2")
+    monkeypatch.delenv(kernels.ENV, raising=False)  # the default: portable
     assert kernels.cache_folder("cpu", 0) == "cpu" and kernels.cache_folder("cpu", 100) == "cpu"
+    monkeypatch.setenv(kernels.ENV, "avx2")  # the earlier pin's records never mix with the default's
+    assert kernels.cache_folder("cpu", 0) == "cpu.avx2"
     monkeypatch.setenv(kernels.ENV, "generic")
     assert kernels.cache_folder("cpu", 0) == "cpu.generic"
     monkeypatch.setenv(kernels.HOLD_ENV, "100, 101")
@@ -99,7 +101,8 @@ def test_a_held_seed_without_its_pinned_record_stops_before_computing(tmp_path, 
 def test_worker_records_carry_the_pinned_kernels_and_each_setting_changes_a_record(tmp_path):
     cfg = profile_config("smoke", "digits5-lite", rounds=2, model="tiny-bn-cnn", method="fedavg")
     (record,) = execute([RunJob(cfg)], Processes(1), root=tmp_path, progress=False)  # computed in a spawned worker
-    assert record["kernels"]["mode"] == "avx2" and record["kernels"]["capability"] == "AVX2" and record["kernels"]["honoured"]
+    assert record["kernels"]["mode"] == "portable" and record["kernels"]["capability"] == "AVX2" and record["kernels"]["honoured"]
+    assert record["kernels"]["MKL_CBWR"] == record["kernels"]["mkl_branch"] == "COMPATIBLE"  # MKL's vendor-neutral branch
     assert record["kernels"]["cpu"] == kernels.cpu_model()
     # the same run under the generic kernels (a subprocess: the libraries read the variables once) gives other bits
     code = (
@@ -111,6 +114,9 @@ def test_worker_records_carry_the_pinned_kernels_and_each_setting_changes_a_reco
     mode, evals = json.loads(_python(code, PFLNB_KERNELS="generic"))
     assert mode == "generic" and evals != record["evals"]
     assert (tmp_path / "smoke.generic").is_dir()  # cached apart from the pinned records
+    # ... and so does MKL's AVX2 branch (the earlier pin) in place of the vendor-neutral one
+    mode, evals = json.loads(_python(code, PFLNB_KERNELS="avx2"))
+    assert mode == "avx2" and evals != record["evals"]
 
 
 def test_mkl_branch_says_that_the_avx2_branch_holds_on_intel_cpus_only(monkeypatch):

@@ -105,7 +105,7 @@ def test_the_perturbed_run_gives_its_notebooks_the_generic_kernels_and_held_seed
     assert seen["mode"] == "generic" and held == "100" and extended is False
     if seen["honoured"]:
         assert seen["capability"] == "DEFAULT" and seen["ATEN_CPU_CAPABILITY"] == "default"
-    assert kernels.mode() == "avx2" and "PFLNB_FIGURES" not in __import__("os").environ  # this process is unchanged
+    assert kernels.mode() == kernels.DEFAULT and "PFLNB_FIGURES" not in __import__("os").environ  # this process is unchanged
 
 
 def test_compare_verdicts_needs_every_perturbed_claim_in_the_pinned_ledger(tmp_path):
