@@ -26,7 +26,7 @@ from pflnb.experiments.config import PROFILES, profile_config, profile_seeds
 from pflnb.experiments.executors import JobsFailed, make_executor
 from pflnb.experiments.jobs import RunDivergedWarning, describe_divergence, is_diverged
 from pflnb.experiments.outputs import compare_outputs
-from pflnb.experiments.paper import EDGE_STEPS, TUNING_SEED, edge_report, robustness_path
+from pflnb.experiments.paper import EDGE_STEPS, TUNING_SEEDS, edge_report, robustness_path
 from pflnb.experiments.ray_backend import shared_cluster
 from pflnb.experiments.reproduce import LOG_NAME, SCOPES, execute
 from pflnb.experiments.run import run_many
@@ -337,7 +337,7 @@ def _cmd_robustness(args: argparse.Namespace) -> int:
     os.environ.setdefault("PFLNB_PROGRESS_MODE", "final")
     for var in THREAD_ENV:
         os.environ[var] = str(args.threads)
-    results = robustness.run(args.profile, out, notebooks, [TUNING_SEED], progress_bar=not args.quiet)
+    results = robustness.run(args.profile, out, notebooks, list(TUNING_SEEDS), progress_bar=not args.quiet)
     failed = [r.name for r in results if not r.ok]
     if failed:
         print(f"pflnb: error: {len(failed)} notebook(s) failed: {', '.join(failed)} (see {out / LOG_NAME})", file=sys.stderr)

@@ -123,6 +123,14 @@ def test_choice_reads_validation_never_test():
     assert X.tuning_table([("τ (quantile)", [0.25, 1.0], recs[:2], 1.0)]).value.tolist() == ["25 %", "+∞"]
     with pytest.raises(ValueError, match="one record per value"):
         X.choose_on_validation(recs, [1, 2])
+    # two tuning seeds a value: the mean decides (value 1: 0.45 against value 2: 0.40, though 2 has the best run) ...
+    two = [_rec(0.44, 0.1), _rec(0.60, 0.1), _rec(0.46, 0.1), _rec(0.20, 0.1)]
+    assert X.choose_on_validation(two, [1, 2, 1, 2]) == 1
+    t = X.tuning_table([("κ", [1, 2, 1, 2], two, 1)])
+    assert t.val_acc.tolist() == pytest.approx([45.0, 40.0]) and t.runs.tolist() == [2, 2] and t.chosen.tolist() == [True, False]
+    # ... and a value at which one seed collapsed below the floor (or diverged) is ruled out, whatever its other seed
+    assert X.choose_on_validation([_rec(0.9, 0.1), _rec(0.12, 0.1), _rec(0.5, 0.1), _rec(0.5, 0.1)], [1, 1, 2, 2], 0.15) == 2
+    assert X.choose_on_validation([_rec(0.9, 0.1), {"status": "diverged"}, _rec(0.5, 0.1), _rec(0.5, 0.1)], [1, 1, 2, 2]) == 2
     assert tau_params(1.0) == {"q": 1.0, "threshold": "given", "tau": None}  # τ = +∞, the official switch
     assert tau_params(0.75) == {"q": 0.75, "threshold": "quantile"}
 

@@ -16,8 +16,11 @@ from pflnb.experiments.paper import (
     Experiment,
     Paper,
     Tune,
+    EDGE_STEPS,
+    TUNING_SEEDS,
     best_on_validation,
     decide,
+    excluded,
     lr_tuning,
     run_experiment,
     tuning_score,
@@ -66,6 +69,60 @@ def test_a_diverged_tuning_run_is_never_chosen():
     assert tuning_score(finished) == 0.12 and tuning_score(diverged) == float("-inf")
     assert best_on_validation([tuning_score(diverged), tuning_score(finished)]) == 1
     assert best_on_validation([(tuning_score(diverged) + 0.9) / 2, 0.01]) == 1
+
+
+def test_a_collapsed_tuning_run_rules_its_candidate_out():
+    """Below the floor (a fraction here: chance + 5 points) at its best or at its last evaluation, a run collapsed:
+    it scores −∞, so the mean over the tuning seeds of a rate at which any seed collapsed never wins."""
+    floor = 0.15
+    trained = {"summary": {"best_val_acc": 0.60}, "evals": [{"val_acc": [0.3, 0.3]}, {"val_acc": [0.5, 0.6]}]}
+    never = {"summary": {"best_val_acc": 0.12}, "evals": [{"val_acc": [0.12, 0.12]}]}
+    fell = {"summary": {"best_val_acc": 0.80}, "evals": [{"val_acc": [0.8, 0.8]}, {"val_acc": [0.0, 0.2]}]}  # to chance
+    assert excluded(trained, floor) == "" and tuning_score(trained, floor) == 0.60
+    assert excluded(never, floor).startswith("collapsed (best validation 12.0 %")
+    assert excluded(fell, floor) == "collapsed (best validation 80.0 %, last 10.0 %)"
+    assert tuning_score(fell, floor) == tuning_score(never, floor) == float("-inf")
+    assert tuning_score(fell) == 0.80 and excluded(fell) == ""  # without a floor only divergence rules out
+    # the better rate on one seed, collapsed on the other, loses to a steady one
+    rates = [(tuning_score(fell, floor) + tuning_score(trained, floor)) / 2, (0.5 + 0.5) / 2]
+    assert best_on_validation(rates) == 1
+
+
+def test_every_choice_is_made_on_two_tuning_seeds():
+    tune = lr_tuning((0.01, 0.1))
+    assert len(TUNING_SEEDS) == 2 and all(list(tune.seeds[p]) == list(TUNING_SEEDS) for p in ("cpu", "paper"))
+
+
+def test_an_arm_that_makes_plain_gradient_steps_runs_and_is_tuned_as_plain_sgd():
+    """Per-FedAvg and pFedMe make their own plain gradient steps: in an experiment on Adam they run as plain SGD (the
+    config says what runs, and no warning says the optimizer is unused) and are tuned on SGD's grid, not Adam's."""
+    import warnings
+
+    from pflnb.experiments.paper import ADAM_LRS, SGD_LRS
+
+    fields = {"smoke": {**BASE, "optimizer": "adam"}}
+    arms = (Arm("FedAvg", "fedavg"), Arm("Per-FedAvg", "per-fedavg"), Arm("pFedMe", "pfedme"))
+    exp = Experiment("adam", "", "digits5-lite", arms, {"smoke": [0]}, fields, tune=lr_tuning(ADAM_LRS, profiles=("smoke",)))
+    assert [exp.arm_optimizer(a.label, "smoke") for a in arms] == [None, "sgd", "sgd"]
+    by_arm = {}
+    for lab, cfg in exp.tuning_runs("smoke"):
+        by_arm.setdefault(lab["label"], []).append(cfg)
+    assert sorted({c.lr for c in by_arm["FedAvg"]}) == list(ADAM_LRS) and {c.optimizer for c in by_arm["FedAvg"]} == {"adam"}
+    for label in ("Per-FedAvg", "pFedMe"):
+        assert sorted({c.lr for c in by_arm[label]}) == list(SGD_LRS)
+        assert {(c.optimizer, c.momentum, c.weight_decay) for c in by_arm[label]} == {("sgd", 0.0, 0.0)}
+    assert "Per-FedAvg (sgd) lr ∈ {0.01, 0.05, 0.1}" in exp.tune.described(
+        [a.label for a in arms], "smoke", [a.method for a in arms], [exp.arm_optimizer(a.label, "smoke") for a in arms]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "the configured optimizer (adam ...) is not used" would raise here
+        run(by_arm["Per-FedAvg"][0].replace(rounds=1), progress=False, cache=False)
+    # on plain SGD the experiment's own grid serves every arm
+    sgd = Experiment(
+        "sgd", "", "digits5-lite", arms, {"smoke": [0]}, {"smoke": BASE}, tune=lr_tuning((0.2, 0.4), profiles=("smoke",))
+    )
+    assert exp.arm_optimizer("Per-FedAvg", "smoke") == "sgd" and sgd.arm_optimizer("Per-FedAvg", "smoke") is None
+    assert {c.lr for lab, c in sgd.tuning_runs("smoke") if lab["label"] == "Per-FedAvg"} == {0.2, 0.4}
 
 
 def test_candidates_are_the_shared_grid_times_the_arms_key():
@@ -150,15 +207,19 @@ def test_each_arm_runs_with_its_choice_on_validation(tmp_path, monkeypatch):
     res = run_experiment(TOY, "main", "smoke", progress=False)
     base = profile_config("smoke", "digits5-lite", **BASE)
 
-    def val(method: str, lr: float, seed: int, **params) -> float:  # each tuning run, recomputed from the cache
-        cfg = base.replace(method=method, lr=lr, seed=seed, method_params=params)
-        return run(cfg, progress=False)["summary"]["best_val_acc"]
+    # the expected choices, from the tuning runs' validation accuracy alone (first candidate on ties; a run below the
+    # floor, chance + 5 points, at its best or its last evaluation rules its candidate out), with the grid-edge rule
+    # played out by hand: while the chosen lr is the smallest (largest) tried, try lr²/neighbour one step beyond, at
+    # most EDGE_STEPS times per side, never from a cell none of whose candidates trained (μ ∈ {0, 1} holds a 0: no
+    # geometric step, never extended)
+    def one(method: str, lr: float, seed: int, mu: float | None) -> float:
+        cfg = base.replace(method=method, lr=lr, seed=seed, method_params={} if mu is None else {"mu": mu})
+        record = run(cfg, progress=False)
+        last, best = sum(record["evals"][-1]["val_acc"]) / len(record["evals"][-1]["val_acc"]), record["summary"]["best_val_acc"]
+        return float("-inf") if min(last, best) < 0.1 + 0.05 else best
 
-    # the expected choices, from the tuning runs' validation accuracy alone (first candidate on ties), with the
-    # grid-edge rule played out by hand: while the chosen lr is the smallest (largest) tried, try lr²/neighbour one
-    # step beyond, at most twice per side (μ ∈ {0, 1} holds a 0: no geometric step, never extended)
     def choose(method: str, candidates: list[tuple[float, float | None]]) -> tuple[tuple[float, float | None], int]:
-        score = lambda lr, mu: sum(val(method, lr, s, **({} if mu is None else {"mu": mu})) for s in (7, 8)) / 2  # noqa: E731
+        score = lambda lr, mu: sum(one(method, lr, s, mu) for s in (7, 8)) / 2  # noqa: E731
         scores = {c: score(*c) for c in candidates}
         taken = {"below": 0, "above": 0}
         while True:
@@ -166,7 +227,7 @@ def test_each_arm_runs_with_its_choice_on_validation(tmp_path, monkeypatch):
             best = max(tried, key=lambda c: (scores[c], -tried.index(c)))
             lrs = sorted({lr for lr, _ in tried})
             side = "below" if best[0] == lrs[0] else "above" if best[0] == lrs[-1] else None
-            if side is None or taken[side] == 2:
+            if side is None or taken[side] == EDGE_STEPS or scores[best] == float("-inf"):
                 return best, len(scores)
             taken[side] += 1
             nxt = float(f"{(lrs[0] ** 2 / lrs[1] if side == 'below' else lrs[-1] ** 2 / lrs[-2]):.3g}")
@@ -234,8 +295,9 @@ def test_the_choice_reads_validation_never_test(monkeypatch):
 
 
 def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(monkeypatch):
-    """Validation accuracy that keeps rising as the lr falls: the rule steps below the grid twice (the cap) and stops
-    there; one that peaks one step beyond: it stops at the interior choice; counts of arms at an edge before/after."""
+    """Validation accuracy that keeps rising as the lr falls: the rule steps below the grid EDGE_STEPS times (the cap)
+    and stops there; one that peaks one step beyond: it stops at the interior choice; counts of arms at an edge
+    before/after."""
     import pflnb.experiments.paper as P
 
     def fake_execute(experiment, runs, executor, progress, tuning=False):
@@ -250,12 +312,28 @@ def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(mon
 
     monkeypatch.setattr(P, "_execute", fake_execute)
     table, choice = P._tune(TOY.experiments[0], "smoke", None, None, None, False)
-    assert choice({"label": "FedAvg"}) == ({"lr": 3e-07}, {})  # 0.003 → 3e-5 → 3e-7, then the cap
+    steps = [float(f"{0.003 * 0.01**k:.3g}") for k in range(1, EDGE_STEPS + 1)]  # 3e-5, 3e-7, ...: 100× a step
+    assert choice({"label": "FedAvg"}) == ({"lr": steps[-1]}, {})  # below the grid EDGE_STEPS times, then the cap
     assert choice({"label": "FedProx"}) == ({"lr": 3e-05}, {"mu": 0.0})  # interior after one step: 3e-7 did worse
     avg = table[table.label == "FedAvg"].drop_duplicates("candidate")
-    assert avg["tuned:lr"].tolist() == [0.003, 0.3, 3e-05, 3e-07] and avg.step.tolist() == [0, 0, 1, 2]
+    assert avg["tuned:lr"].tolist() == [0.003, 0.3, *steps] and avg.step.tolist() == [0, 0, *range(1, EDGE_STEPS + 1)]
     assert P.edge_counts(table) == (2, 2, 1)  # 2 arms; both at an edge on the grid; FedAvg still there at the cap
     report = P.edge_report([TOY], "smoke", progress=False)  # the same account per tuned experiment (`pflnb tuning`)
     assert report.values.tolist() == [[TOY.name, TOY.experiments[0].name, 2, 2, 1]]
     assert P.beyond_edge([0.01, 0.05, 0.1], 0.1) == 0.2 and P.beyond_edge([0.01, 0.05, 0.1], 0.05) is None
     assert P.beyond_edge([3e-4, 1e-3, 3e-3], 3e-4) == 9e-05 and P.beyond_edge([0.0, 1.0], 0.0) is None
+
+
+def test_a_cell_whose_every_candidate_collapsed_is_not_extended(monkeypatch):
+    """No candidate trained on every seed: there is no edge to follow, so the grid is not extended; the choice is the
+    first candidate and the table says why each run was ruled out."""
+    import pflnb.experiments.paper as P
+
+    def fake_execute(experiment, runs, executor, progress, tuning=False):
+        return [{"summary": {"best_val_acc": 0.11, "test_acc": 0.5}, "evals": [{"val_acc": [0.11]}]} for _ in runs]
+
+    monkeypatch.setattr(P, "_execute", fake_execute)
+    table, choice = P._tune(TOY.experiments[0], "smoke", None, None, None, False)
+    assert choice({"label": "FedAvg"}) == ({"lr": LRS[0]}, {})
+    assert sorted(set(table[table.label == "FedAvg"]["tuned:lr"])) == sorted(LRS) and set(table.step) == {0}
+    assert set(table.excluded) == {"collapsed (best validation 11.0 %, last 11.0 %)"}

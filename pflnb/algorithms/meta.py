@@ -83,6 +83,7 @@ class PerFedAvg(PartialFedAvg):
 
     name = "per-fedavg"
     Params = PerFedAvgParams
+    steps_with = "sgd"  # plain gradient steps (update="terms"): the configured optimizer does not make them
     # Its steps are its own SGD steps of size α and β (the configured optimizer does not move them): set, they replace
     # the learning rate, so an experiment that tunes the lr must leave them unset (paper.Experiment checks this).
     step_params = ("alpha", "beta")
@@ -170,6 +171,7 @@ class PFedMe(PartialFedAvg):
 
     name = "pfedme"
     Params = PFedMeParams
+    steps_with = "sgd"  # plain gradient steps (update="terms"): the configured optimizer does not make them
 
     def init(self, ctx: Any, init_state: S.State) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Server model and a personal θ per client (from the init)."""

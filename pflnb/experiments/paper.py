@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from pflnb.algorithms.registry import get_algorithm_class
@@ -83,14 +84,26 @@ def arm_config(
     cell: Mapping[str, Any] | None = None,
 ) -> ExperimentConfig | None:
     """One run's config: ``base`` with the arm's method, the method's ``params`` and the arm's fields, then what
-    ``choice`` chose for the run's ``cell`` (its labels but the seed); None where the choice has no candidate."""
+    ``choice`` chose for the run's ``cell`` (its labels but the seed); None where the choice has no candidate. A
+    method that makes its own steps (:attr:`~pflnb.fl.algorithm.Algorithm.steps_with`) runs with that optimizer, so
+    that the config says what runs (:func:`runs_with`)."""
     fields, params = dict(arm.fields), dict(params)
     if choice is not None:
         chosen = choice(cell or {})
         if chosen is None:
             return None
         fields, params = {**fields, **chosen[0]}, {**params, **chosen[1]}
-    return base.replace(method=arm.method, method_params=params, seed=seed, **fields)
+    return runs_with(base.replace(method=arm.method, method_params=params, seed=seed, **fields))
+
+
+def runs_with(cfg: ExperimentConfig) -> ExperimentConfig:
+    """``cfg`` with the optimizer its method's steps really are: for a method whose :attr:`steps_with
+    <pflnb.fl.algorithm.Algorithm.steps_with>` is ``"sgd"`` (plain gradient steps), plain SGD without momentum or
+    weight decay in place of the experiment's optimizer (Adam, say), which that method would not use."""
+    own = get_algorithm_class(cfg.method).steps_with
+    if own is None or (cfg.optimizer == own and not cfg.momentum and not cfg.weight_decay):
+        return cfg
+    return cfg.replace(optimizer=own, momentum=0.0, weight_decay=0.0)
 
 
 @dataclass(frozen=True)
@@ -104,9 +117,11 @@ class Tune:
     grid point, arm) is tuned on its own. ``shared``: arm label → the arm whose choice it takes instead of its own
     (runs paired with another arm's that differ from them by an intervention alone, e.g. a forced collapse: tuned on
     the intervention, the pair would differ in its learning rate too). ``paper``: arm label (or ``"*"``: every arm) →
-    the values the paper states for its setting, shown beside ours in the claims' notes. Tuning runs are plain engine runs
-    (:class:`~pflnb.experiments.jobs.RunJob` under the experiment's protocol), whatever the experiment's job computes
-    besides. A profile without tuning seeds runs the arms as declared."""
+    the values the paper states for its setting, shown beside ours in the claims' notes. ``optimizers``: optimizer →
+    the ``grid`` of an arm that runs another optimizer than the experiment's (a method that makes plain gradient steps
+    in an experiment on Adam: :func:`runs_with`), so that each arm is tuned on a grid for the optimizer it runs.
+    Tuning runs are plain engine runs (:class:`~pflnb.experiments.jobs.RunJob` under the experiment's protocol),
+    whatever the experiment's job computes besides. A profile without tuning seeds runs the arms as declared."""
 
     grid: Mapping[str, Mapping[str, Sequence[Any]]] = field(default_factory=dict)
     seeds: Mapping[str, Sequence[int]] = field(default_factory=dict)
@@ -114,17 +129,31 @@ class Tune:
     paper: Mapping[str, str] = field(default_factory=dict)
     methods: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] = field(default_factory=dict)
     shared: Mapping[str, str] = field(default_factory=dict)
+    optimizers: Mapping[str, Mapping[str, Mapping[str, Sequence[Any]]]] = field(default_factory=dict)
+
+    def grid_for(self, optimizer: str | None = None) -> Mapping[str, Mapping[str, Sequence[Any]]]:
+        """The grid of an arm that runs ``optimizer`` in place of the experiment's (None: the experiment's own)."""
+        if optimizer is None:
+            return self.grid
+        if optimizer not in self.optimizers:
+            raise ValueError(
+                f"an arm runs {optimizer!r} in place of the experiment's optimizer, but Tune declares no "
+                f"grid for it (optimizers has {sorted(self.optimizers)})"
+            )
+        return self.optimizers[optimizer]
 
     def key_grid(self, label: str, method: str | None = None) -> dict[str, Mapping[str, Sequence[Any]]]:
         """The key hyperparameters tuned for arm ``label`` of registered ``method``: parameter → values per profile."""
         return {**self.methods.get(method or "", {}), **self.keys.get(label, {})}
 
-    def candidates(self, label: str, profile: str, method: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """Arm ``label``'s (of registered ``method``) candidates at ``profile``, in the order tried: (config fields,
-        method parameters)."""
+    def candidates(
+        self, label: str, profile: str, method: str | None = None, optimizer: str | None = None
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Arm ``label``'s (of registered ``method``, running ``optimizer`` in place of the experiment's where not
+        None) candidates at ``profile``, in the order tried: (config fields, method parameters)."""
         if label in self.shared:  # takes another arm's choice: no candidates of its own
             return []
-        fields = {n: tuple(v.get(profile, ())) for n, v in self.grid.items()}
+        fields = {n: tuple(v.get(profile, ())) for n, v in self.grid_for(optimizer).items()}
         params = {n: tuple(v.get(profile, ())) for n, v in self.key_grid(label, method).items()}
         params = {n: v for n, v in params.items() if v}  # a key without values at this profile is not tuned there
         names, values = [*fields, *params], [*fields.values(), *params.values()]
@@ -134,10 +163,20 @@ class Tune:
             out.append(({n: chosen[n] for n in fields}, {n: chosen[n] for n in params}))
         return out
 
-    def described(self, labels: Sequence[str], profile: str, methods: Sequence[str] | None = None) -> str:
-        """The grid of ``labels`` (arms of registered ``methods``) at ``profile`` in words: 'lr ∈ {0.01, 0.1}; FedProx
-        mu ∈ {…}'."""
+    def described(
+        self,
+        labels: Sequence[str],
+        profile: str,
+        methods: Sequence[str] | None = None,
+        optimizers: Sequence[str | None] | None = None,
+    ) -> str:
+        """The grid of ``labels`` (arms of registered ``methods``, running ``optimizers`` in place of the experiment's
+        where not None) at ``profile`` in words: 'lr ∈ {0.01, 0.1}; FedProx mu ∈ {…}; Per-FedAvg (sgd) lr ∈ {…}'."""
         parts = [f"{n} ∈ {{{', '.join(str(v) for v in vs.get(profile, ()))}}}" for n, vs in self.grid.items()]
+        for label, optimizer in zip(labels, optimizers or [None] * len(labels)):
+            if optimizer is not None:
+                for n, vs in self.grid_for(optimizer).items():
+                    parts.append(f"{label} ({optimizer}) {n} ∈ {{{', '.join(str(v) for v in vs.get(profile, ()))}}}")
         for label, method in zip(labels, methods or [None] * len(labels)):
             for n, vs in self.key_grid(label, method).items():
                 if not vs.get(profile):
@@ -148,7 +187,11 @@ class Tune:
 
 SGD_LRS = (0.01, 0.05, 0.1)  # FedPG's grid for SGD; it holds the cpu profile's 0.05 and the papers' 0.01
 ADAM_LRS = (3e-4, 1e-3, 3e-3)  # around Adam's 1e-3, which pMixFed and FedFac use for every method
-TUNING_SEED = 100  # never a verdict seed (those count from 0)
+OPTIMIZER_LRS = {"sgd": SGD_LRS, "adam": ADAM_LRS}  # the grid of an arm that runs another optimizer than its experiment
+TUNING_SEED = 100  # the first tuning seed; never a verdict seed (those count from 0)
+# Every choice is made on the mean over two tuning seeds, so that it does not ride one seed (a rate at which either
+# seed diverges or collapses is excluded: tuning_score).
+TUNING_SEEDS = (TUNING_SEED, TUNING_SEED + 1)
 # The one key hyperparameter of a baseline, where its paper names one, tuned with the learning rate wherever the
 # method runs: FedProx's proximal weight μ (FedProx's own grid {0.001, 0.01, 0.1, 1} without 1) and Ditto's λ (Ditto's
 # {0.01, 0.1, 1, 2} without 2); each grid holds the package's default (μ = 0.01, λ = 0.1).
@@ -161,14 +204,16 @@ def lr_tuning(
     profiles: Sequence[str] = ("cpu", "paper"),
     keys: Mapping[str, Mapping[str, Sequence[Any]]] = KEY_GRIDS,
 ) -> Tune:
-    """The learning rate of every arm chosen from ``lrs``, and the key hyperparameter of the methods in ``keys``
-    (method → {parameter: values}; default :data:`KEY_GRIDS`) from its values, on :data:`TUNING_SEED` at ``profiles``
-    (``paper``: what the paper states for every method); the smoke profile runs the arms as declared."""
+    """The learning rate of every arm chosen from ``lrs`` (an arm that runs another optimizer than the experiment's,
+    from that optimizer's grid in :data:`OPTIMIZER_LRS`), and the key hyperparameter of the methods in ``keys``
+    (method → {parameter: values}; default :data:`KEY_GRIDS`) from its values, on :data:`TUNING_SEEDS` at
+    ``profiles`` (``paper``: what the paper states for every method); the smoke profile runs the arms as declared."""
     return Tune(
         grid={"lr": dict.fromkeys(profiles, tuple(lrs))},
-        seeds=dict.fromkeys(profiles, [TUNING_SEED]),
+        seeds=dict.fromkeys(profiles, list(TUNING_SEEDS)),
         paper={"*": paper} if paper else {},
         methods={m: {n: dict.fromkeys(profiles, tuple(v)) for n, v in ps.items()} for m, ps in keys.items()},
+        optimizers={o: {"lr": dict.fromkeys(profiles, tuple(v))} for o, v in OPTIMIZER_LRS.items()},
     )
 
 
@@ -187,10 +232,28 @@ def best_on_validation(scores: Sequence[float]) -> int:
 Chooser = Callable[[tuple[Any, ...], Sequence[Sequence[Mapping[str, Any]]]], int]
 
 
-def tuning_score(record: Mapping[str, Any]) -> float:
-    """A tuning run's score: its best mean validation accuracy; −∞ for a diverged run (recorded without a summary), so
-    that a candidate diverging on a tuning seed is never chosen over one that finished."""
+def excluded(record: Mapping[str, Any], floor: float | None = None) -> str:
+    """Why a tuning run rules its candidate out ('' when it does not): 'diverged' (recorded without a summary), or,
+    given the ``floor`` (a fraction: chance plus :data:`~pflnb.experiments.claims.FLOOR_MARGIN`), 'collapsed' when
+    its best validation accuracy or its last evaluation's sits below the floor (it never trained, or fell back to
+    chance by its end)."""
     if record.get("status") == "diverged":
+        return "diverged"
+    if floor is None:
+        return ""
+    evals = [e for e in record.get("evals") or [] if e.get("val_acc") is not None]
+    best = float(record["summary"]["best_val_acc"])
+    last = float(np.mean(evals[-1]["val_acc"])) if evals else best  # the client mean, as the summary's
+    if best < floor or last < floor:
+        return f"collapsed (best validation {100 * best:.1f} %, last {100 * last:.1f} %)"
+    return ""
+
+
+def tuning_score(record: Mapping[str, Any], floor: float | None = None) -> float:
+    """A tuning run's score: its best mean validation accuracy; −∞ for a run :func:`excluded` rules out (diverged, or
+    collapsed below ``floor``), so that a candidate at which any tuning seed diverges or collapses has a mean of −∞
+    over the seeds and is never chosen over one that trained on every seed."""
+    if excluded(record, floor):
         return -math.inf
     return float(record["summary"]["best_val_acc"])
 
@@ -296,6 +359,15 @@ class Experiment:
                 return a
         raise KeyError(f"experiment {self.name!r} has no arm {label!r}; it has {[a.label for a in self.arms]}")
 
+    def arm_optimizer(self, label: str, profile: str) -> str | None:
+        """The optimizer arm ``label`` runs in place of the experiment's at ``profile`` (:func:`runs_with`: a method
+        that makes its own plain gradient steps in an experiment on Adam, say), else None."""
+        method = self.arm(label).method
+        if get_algorithm_class(method).steps_with is None:
+            return None
+        base = self.base(profile).replace(method=method)
+        return None if runs_with(base) is base else runs_with(base).optimizer
+
     def base(self, profile: str, dataset: str | None = None, **overrides: Any) -> ExperimentConfig:
         """The experiment's config at ``profile`` on ``dataset`` (default: the declared one): the profile table, then
         the experiment's fields, then ``overrides``."""
@@ -377,13 +449,15 @@ class Experiment:
         if self.tune is None or not self.tune.seeds.get(profile):
             return []
         seeds = list(self.tune.seeds[profile])
-        most = max(len(self.tune.candidates(a.label, profile, a.method)) for a in self.arms)
+        options = {
+            a.label: self.tune.candidates(a.label, profile, a.method, self.arm_optimizer(a.label, profile)) for a in self.arms
+        }
+        most = max(len(o) for o in options.values())
         out = []
         for k in range(most):
 
             def candidate(cell: Mapping[str, Any], k: int = k) -> tuple[dict[str, Any], dict[str, Any]] | None:
-                options = self.tune.candidates(cell["label"], profile, self.arm(cell["label"]).method)
-                return options[k] if k < len(options) else None
+                return options[cell["label"]][k] if k < len(options[cell["label"]]) else None
 
             runs = self.runs(profile, seeds, dataset, choice=candidate, **overrides)
             out += [({**lab, "candidate": k}, cfg) for lab, cfg in runs]
@@ -429,9 +503,13 @@ class ExperimentResult:
             stated = tune.paper.get(label, tune.paper.get("*"))
             stated = f" (paper: {stated})" if stated else ""
             chosen.append(f"{label} {self.tuned(label)}{stated}")
+        exp = self.experiment
+        grid = tune.described(
+            labels, self.profile, [exp.arm(l).method for l in labels], [exp.arm_optimizer(l, self.profile) for l in labels]
+        )
         note = (
-            f"{self.experiment.name} tuned on mean best validation accuracy, seed(s) {seeds}, over "
-            f"{tune.described(labels, self.profile, [self.experiment.arm(l).method for l in labels])}: " + "; ".join(chosen)
+            f"{exp.name} tuned on mean best validation accuracy, seed(s) {seeds} (a value at which a seed diverged or "
+            f"collapsed below the floor ruled out), over {grid}: " + "; ".join(chosen)
         )
         beyond = self.extended_values(labels)
         if beyond:
@@ -540,7 +618,7 @@ def _execute(
     return records
 
 
-EDGE_STEPS = 2  # the grid-edge rule's cap: at most this many steps beyond each edge of each tuned value
+EDGE_STEPS = 4  # the grid-edge rule's cap: at most this many steps beyond each edge of each tuned value
 
 
 def beyond_edge(tried: Sequence[Any], chosen: Any) -> Any | None:
@@ -578,7 +656,10 @@ def _tune(
     beyond that edge (:func:`beyond_edge`, the other values held at their choice), until the choice is interior or
     :data:`EDGE_STEPS` steps beyond an edge were taken (``step`` counts them).
 
-    The choice is the candidate of the best mean :func:`tuning_score` (the first on ties); a ``chooser`` replaces that
+    The choice is the candidate of the best mean :func:`tuning_score` over the tuning seeds (the first on ties; a
+    candidate at which a seed diverged or collapsed below the experiment's floor scores −∞, and a cell none of whose
+    candidates trained on every seed is not extended: its choice is its first candidate, and ``excluded`` in its rows
+    says why); a ``chooser`` replaces that
     rule (it gets the cell and each candidate's records, in the order tried, and returns the index chosen), e.g.
     :class:`~pflnb.experiments.halving.Halving` to measure successive halving on the same runs."""
     runs = experiment.tuning_runs(profile, dataset, **overrides)
@@ -593,34 +674,48 @@ def _tune(
     steps: dict[tuple[Any, ...], list[int]] = {}
     for lab, _ in runs:
         if lab["candidate"] == len(tried.setdefault(key(lab), [])):
-            tried[key(lab)].append(tune.candidates(lab["label"], profile, experiment.arm(lab["label"]).method)[lab["candidate"]])
+            arm = experiment.arm(lab["label"])
+            options = tune.candidates(arm.label, profile, arm.method, experiment.arm_optimizer(arm.label, profile))
+            tried[key(lab)].append(options[lab["candidate"]])
             steps.setdefault(key(lab), []).append(0)
     rows: list[dict[str, Any]] = []
     records: dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]] = {}  # cell → candidate → its records (chooser)
+
+    floor = experiment_chance(experiment, profile) + R.FLOOR_MARGIN / 100  # a collapsed tuning run rules out its candidate
 
     def score(batch: list[tuple[dict[str, Any], ExperimentConfig]]) -> None:
         for (lab, _), record in zip(batch, _execute(experiment, batch, executor, progress, tuning=True)):
             fields, params = tried[key(lab)][lab["candidate"]]
             values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
-            rows.append({**lab, **values, "best_val_acc": tuning_score(record), "step": steps[key(lab)][lab["candidate"]]})
+            rows.append(
+                {
+                    **lab,
+                    **values,
+                    "best_val_acc": tuning_score(record, floor),
+                    "excluded": excluded(record, floor),
+                    "step": steps[key(lab)][lab["candidate"]],
+                }
+            )
             if chooser is not None:  # only a chooser reads the records; the grid's rule reads the table
                 records.setdefault(key(lab), {}).setdefault(lab["candidate"], []).append(record)
+
+    def means(cell: tuple[Any, ...]) -> list[float]:
+        table = pd.DataFrame(rows)
+        mean = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
+        return [float(mean.loc[(*cell, k)]) for k in range(len(tried[cell]))]
 
     def choose() -> dict[tuple[Any, ...], int]:
         if chooser is not None:
             return {cell: chooser(cell, [records[cell][k] for k in range(len(options))]) for cell, options in tried.items()}
-        table = pd.DataFrame(rows)
-        mean = table.groupby([*cells, "candidate"], sort=False)["best_val_acc"].mean()
-        out = {}
-        for cell, options in tried.items():
-            out[cell] = best_on_validation([float(mean.loc[(*cell, k)]) for k in range(len(options))])
-        return out
+        return {cell: best_on_validation(means(cell)) for cell in tried}
 
     score(runs)
     taken: dict[tuple[Any, ...], int] = {}  # (cell, name, side) → steps beyond that edge
     while True:
         chosen, new = choose(), {}
         for cell, options in tried.items():
+            if means(cell)[chosen[cell]] == -math.inf:  # no candidate trained on every seed: no edge to follow
+                continue
             fields, params = options[chosen[cell]]
             for name, value in {**fields, **params}.items():
                 values = [{**f, **p}[name] for f, p in options]
@@ -671,7 +766,7 @@ def tuning_columns(tuning: pd.DataFrame) -> tuple[list[str], list[str]]:
     """(cells, values) of a tuning table (:func:`_tune`): the columns naming a cell (setting or grid point, arm) and
     the tuned values (``tuned:<name>``)."""
     values = [c for c in tuning.columns if c.startswith("tuned:")]
-    cells = [c for c in tuning.columns if c not in ("seed", "candidate", "best_val_acc", "chosen", "step", *values)]
+    cells = [c for c in tuning.columns if c not in ("seed", "candidate", "best_val_acc", "excluded", "chosen", "step", *values)]
     return cells, values
 
 

@@ -50,6 +50,10 @@ class Algorithm:
     name: ClassVar[str] = ""
     Params: ClassVar[type] = NoParams
     personalized: ClassVar[bool] = True
+    # The optimizer the method's local steps are, where it makes its own steps whatever the config's optimizer says
+    # (Per-FedAvg's and pFedMe's plain gradient steps: "sgd"); experiments run and tune such an arm with that optimizer
+    # (:func:`pflnb.experiments.paper.arm_config`). None: the configured optimizer makes the steps.
+    steps_with: ClassVar[str | None] = None
 
     def __init__(self, params: Any = None) -> None:
         self.params = self.Params() if params is None else params

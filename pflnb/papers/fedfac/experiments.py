@@ -33,7 +33,8 @@ from pflnb.data.simulation_fedfac import SPLITS_MOTIVATION, Simulation, digits_c
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Executor, Serial, execute
 from pflnb.experiments.jobs import FIX, Job, digest
-from pflnb.experiments.paper import ExperimentResult, best_on_validation, run_experiment
+from pflnb.experiments.claims import FLOOR_MARGIN
+from pflnb.experiments.paper import ExperimentResult, best_on_validation, experiment_chance, run_experiment, tuning_score
 from pflnb.experiments.tables import client_table
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl.engine import Context, to_jsonable
@@ -332,27 +333,41 @@ def sizes(profile: str) -> dict[str, Any]:
 # ---- tuning on validation accuracy (Tables 4–6) ----------------------------------------------------------
 
 
-def choose_on_validation(records: Sequence[dict[str, Any]], values: Sequence[Any]) -> Any:
-    """The value whose run has the highest best mean-validation accuracy (the first on ties); test accuracy is never read."""
+def choose_on_validation(records: Sequence[dict[str, Any]], values: Sequence[Any], floor: float | None = None) -> Any:
+    """The value of the highest mean tuning score over its runs, one run per tuning seed (``values[i]`` is run
+    ``records[i]``'s; :func:`~pflnb.experiments.paper.tuning_score`: the best mean-validation accuracy, −∞ for a run
+    that diverged or collapsed below ``floor``), the first on ties; test accuracy is never read."""
     if len(records) != len(values) or not records:
         raise ValueError("choose_on_validation needs one record per value")
-    return values[best_on_validation([float(r["summary"]["best_val_acc"]) for r in records])]
+    distinct: list[Any] = []
+    for v in values:
+        if not any(v == d for d in distinct):
+            distinct.append(v)
+    means = [float(np.mean([tuning_score(r, floor) for r, v in zip(records, values) if v == d])) for d in distinct]
+    return distinct[best_on_validation(means)]
 
 
 def tuning_table(phases: Sequence[tuple[str, Sequence[Any], Sequence[dict[str, Any]], Any]], setting: str = "") -> pd.DataFrame:
-    """One row per tuning run: knob, value (as shown: Λ as a set, τ as a percentage or +∞), validation and test
-    accuracy (%), whether it was chosen, and the setting tuned on."""
+    """One row per tuned value (its runs, one per tuning seed, averaged): knob, value (as shown: Λ as a set, τ as a
+    percentage or +∞), mean validation and test accuracy (%) of its runs that did not diverge, the number of runs,
+    whether it was chosen, and the setting tuned on."""
     rows = []
     for knob, values, recs, chosen in phases:
-        for v, r in zip(values, recs):
-            s = r["summary"]
+        distinct: list[Any] = []
+        for v in values:
+            if not any(v == d for d in distinct):
+                distinct.append(v)
+        for d in distinct:
+            runs = [r for r, v in zip(recs, values) if v == d]
+            done = [r for r in runs if r.get("status") != "diverged"]
             rows.append(
                 {
                     "knob": knob,
-                    "value": shown(knob, v),
-                    "val_acc": 100 * s["best_val_acc"],
-                    "test_acc": 100 * s["test_acc"],
-                    "chosen": v == chosen,
+                    "value": shown(knob, d),
+                    "val_acc": 100 * float(np.mean([r["summary"]["best_val_acc"] for r in done])) if done else float("nan"),
+                    "test_acc": 100 * float(np.mean([r["summary"]["test_acc"] for r in done])) if done else float("nan"),
+                    "runs": len(runs),
+                    "chosen": d == chosen,
                     "setting": setting,
                 }
             )
@@ -364,16 +379,18 @@ def tune(
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """Tables 4–6, the paper's sequential order on the profile's tuning setting, one run per value: Λ at τ = median,
     κ = 0.85; then τ (the q-quantile; q = 1 is τ = +∞) at the chosen Λ; then κ (the declared experiments ``tune_layers``,
-    ``tune_tau``, ``tune_kappa``, each on the choices so far). Each choice maximizes the best mean-validation accuracy;
-    test accuracy is recorded but never read. ``overrides``: config fields of every run (``device``, ``data_root``).
+    ``tune_tau``, ``tune_kappa``, each on the choices so far). Each choice maximizes the best mean-validation accuracy
+    averaged over the tuning seeds (a value at which a seed diverges or collapses is ruled out); test accuracy is
+    recorded but never read. ``overrides``: config fields of every run (``device``, ``data_root``).
     Returns the chosen FedFac parameters and the tuning table."""
     params: dict[str, Any] = dict(FEDFAC_DEFAULT)
     phases, setting = [], ""
     for knob, (name, knob_params, _) in KNOBS.items():
-        seeds = None if seed is None else [seed]  # None: the declared tuning seed, never a verdict seed
+        seeds = None if seed is None else [seed]  # None: the declared tuning seeds, never verdict seeds
         res = run_experiment(tuned(params), name, profile, seeds=seeds, executor=executor, progress=progress, **overrides)
         values = [candidates(knob)[label] for label in res.table.label]
-        chosen = choose_on_validation(res.records, values)
+        floor = experiment_chance(res.experiment, profile) + FLOOR_MARGIN / 100  # a collapsed run rules its value out
+        chosen = choose_on_validation(res.records, values, floor)
         params = {**params, **knob_params(chosen)}
         phases.append((knob, values, res.records, chosen))
         setting = res.table.setting.iloc[0]
