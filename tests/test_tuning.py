@@ -9,15 +9,15 @@ import pytest
 from pflnb.experiments import claims as R
 from pflnb.experiments import profile_config, run
 from pflnb.experiments.paper import (
+    EDGE_STEPS,
     KEY_GRIDS,
+    TUNING_SEEDS,
     Arm,
     Compare,
     Derived,
     Experiment,
     Paper,
     Tune,
-    EDGE_STEPS,
-    TUNING_SEEDS,
     best_on_validation,
     decide,
     excluded,

@@ -30,10 +30,10 @@ from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.fedfac import stability
 from pflnb.data import build_federated
 from pflnb.data.simulation_fedfac import SPLITS_MOTIVATION, Simulation, digits_clients, simulate, to_federated
+from pflnb.experiments.claims import FLOOR_MARGIN
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Executor, Serial, execute
 from pflnb.experiments.jobs import FIX, Job, digest
-from pflnb.experiments.claims import FLOOR_MARGIN
 from pflnb.experiments.paper import ExperimentResult, best_on_validation, experiment_chance, run_experiment, tuning_score
 from pflnb.experiments.tables import client_table
 from pflnb.fl import OptimConfig, RunSettings, run_simulation

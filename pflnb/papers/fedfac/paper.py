@@ -25,7 +25,6 @@ from pflnb.experiments.paper import (
     ADAM_LRS,
     SCALE_FIELDS,
     TUNING_SEED,
-    TUNING_SEEDS as SHARED_TUNING_SEEDS,
     Arm,
     Cite,
     Compare,
@@ -36,6 +35,7 @@ from pflnb.experiments.paper import (
     Setting,
     lr_tuning,
 )
+from pflnb.experiments.paper import TUNING_SEEDS as SHARED_TUNING_SEEDS
 from pflnb.papers.fedfac import claims as C
 from pflnb.papers.fedfac.featuremaps import FeatureMapJob
 
