@@ -224,7 +224,7 @@ def test_verdicts_on_synthetic_records():
     # FedPG: G − GM = −3 ± 0.3 points, outside ±1.2; S-FedPG: −0.5 ± 0.3, its interval [−1.01, +0.01] within ±1.2
     assert p1.verdict == C.CONTRADICTED and p1.seeds == [0, 1, 2]
     assert part(p1, "FedPG").verdict == C.CONTRADICTED and part(p1, "S-FedPG").verdict == C.REPRODUCED
-    assert "TOST" in p1.outcome.ours and "±1.2" in p1.outcome.ours
+    assert "TOST" in p1.outcome.ours and "±2" in p1.outcome.ours
     assert find(cl, "FedPG's P-models keep G-acc ≈ GM (protocol P2").verdict == C.REPRODUCED
     coll = find(cl, "Previous methods' P-models lose G-acc")
     # 'in various cases': 3 of the 4 baselines run (a strict majority) hold; FedProx's P-models do not lose G-acc
@@ -264,22 +264,28 @@ def test_verdicts_on_synthetic_records():
 
 
 def test_the_papers_words_set_the_sizes():
-    """'much' / 'markedly' is a claimed size δ = 4.6 points, 'a little' an equivalence margin of 4.7 points, G-acc ≈ GM
-    an equivalence margin of 1.2 points; each from the paper's own tables, and the claims use them."""
+    """Words of size come from the package's one table (never from the decided claim's own paper effect): 'much' a
+    claimed size δ = 2 points, 'a little' an equivalence margin of 10 points, 'maintains' (G-acc ≈ GM) one of 2 points.
+    A reproduction that matched the paper's own effects exactly sits far from every boundary, so it is reproduced."""
+    from pflnb.experiments.claims import WORD_SIZES
+
+    assert (FC.MUCH, FC.A_LITTLE, FC.GAP_TOL) == (WORD_SIZES["much"], WORD_SIZES["a little"], WORD_SIZES["about equal"])
     paper = {"M4 GM": (0.890, 0.844), "γ=1 G": (0.895, 0.848), "S-FedPG G/GM": (0.897, 0.885)}
-    assert FC.MUCH == pytest.approx(100 * (paper["M4 GM"][0] - paper["M4 GM"][1]))
-    assert FC.A_LITTLE == pytest.approx(100 * (paper["γ=1 G"][0] - paper["γ=1 G"][1]))
-    assert FC.GAP_TOL == pytest.approx(100 * (paper["S-FedPG G/GM"][0] - paper["S-FedPG G/GM"][1]))
-    # M4 GM 4 points below FedPG's (> 0, < δ): 'much poorer' is smaller than claimed; M1 without a size reproduces
-    cl = claims(runs(**{"M4 (no stale)": records(0.85, 0.80, 0.76, fresh_gap=0.1, internals=QP)}))
+    effect = {k: 100 * (a - b) for k, (a, b) in paper.items()}  # 4.6, 4.7 and 1.2 points
+    assert effect["M4 GM"] >= 2 * FC.MUCH and effect["γ=1 G"] <= FC.A_LITTLE / 2 and effect["S-FedPG G/GM"] < FC.GAP_TOL
+    # the paper's own M4 gap (GM .890 vs .844), reproduced exactly with seed noise: 'much poorer' reproduced
+    exact = claims(runs(**{"M4 (no stale)": records(0.85, 0.80, 0.80 - 0.046, fresh_gap=0.1, internals=QP)}))
+    assert find(exact, "M4 (no stale").verdict == C.REPRODUCED
+    # M4 GM 1 point below FedPG's (> 0, < δ = 2): 'much poorer' is smaller than claimed
+    cl = claims(runs(**{"M4 (no stale)": records(0.85, 0.80, 0.79, fresh_gap=0.1, internals=QP)}))
     m4 = find(cl, "M4 (no stale")
     assert m4.verdict == C.CONTRADICTED and "smaller than claimed" in m4.label
-    # G falls by 6 points: the direction holds, 'a little' (±4.7) does not
-    drop6 = records(0.85, 0.77, 0.80, sd=0.3, fresh_gap=0.1, internals=QP)
-    for r in drop6:
+    # G falls by 12 points: the direction holds, 'a little' (±10) does not
+    drop12 = records(0.85, 0.77, 0.80, sd=0.3, fresh_gap=0.1, internals=QP)
+    for r in drop12:
         g1 = r["pm_fresh"]["variants"]["γ=1.0"]
-        g1["pm"]["1.0"] = [v - 0.04 for v in g1["pm"]["1.0"]]
-    gamma = find(claims(runs(FedPG=drop6)), "A larger user γ")
+        g1["pm"]["1.0"] = [v - 0.10 for v in g1["pm"]["1.0"]]
+    gamma = find(claims(runs(FedPG=drop12)), "A larger user γ")
     assert part(gamma, "G falls").verdict == C.REPRODUCED and part(gamma, "G falls a little").verdict == C.CONTRADICTED
     assert gamma.verdict == C.CONTRADICTED
 
@@ -325,16 +331,23 @@ def test_a_collapse_to_chance_is_the_claimed_effect_not_a_failure():
 
 def test_fig5_arms_train_by_their_final_accuracy():
     """Fig. 5: an arm whose final S-acc stays below the floor makes its parts not testable (a 'stable' or 'slower'
-    untrained arm says nothing); the early means and drops themselves are no accuracies."""
+    untrained arm says nothing); an early mean is an accuracy level too, checked against the floor like every
+    compared accuracy (two curves near chance say nothing of which rises faster); a drop is a difference, not a level."""
     slow = fig5(**{"FedPG′ (η/5)": (0.12, 0.11, 0.0), "S-FedPG": (0.62, 0.12, 0.01)})
     cl = claims(fig5_stats=slow)
     osc = find(cl, "FedPG at its fixed η oscillates")
     assert part(osc, "FedPG vs FedPG′").verdict == C.NOT_TESTABLE and osc.verdict == C.PARTIAL
     assert part(osc, "FedPG vs FedPG′").detail == "FedPG′ (η/5) final S-acc did not train (12.0 %, chance 10.0 %)"
     early = find(cl, "S-FedPG converges faster than FedPG early")
-    # S-FedPG trained (final 62 %) with an early mean of 12 %: slower than FedPG, decided, not 'did not train'
-    assert part(early, "S-FedPG vs FedPG").verdict == C.CONTRADICTED
+    # S-FedPG trained (final 62 %), but its early mean of 12 % sits below the floor: the speed comparison is not
+    # testable, its values shown
+    assert part(early, "S-FedPG vs FedPG").verdict == C.NOT_TESTABLE
+    assert part(early, "S-FedPG vs FedPG").detail == "S-FedPG did not train (12.0 %, chance 10.0 %)"
+    assert "S-FedPG 12.0" in part(early, "S-FedPG vs FedPG").ours and "FedPG 40.0" in part(early, "S-FedPG vs FedPG").ours
     assert part(early, "FedPG′ slower than FedPG").verdict == C.NOT_TESTABLE
+    # above the floor, the same comparison is decided: an early mean of 20 % is slower than FedPG's 40 %
+    later = find(claims(fig5_stats=fig5(**{"S-FedPG": (0.62, 0.20, 0.01)})), "S-FedPG converges faster than FedPG early")
+    assert part(later, "S-FedPG vs FedPG").verdict == C.CONTRADICTED
 
 
 def test_fig5_comparison_with_the_baselines_reads_the_tuned_runs():
@@ -389,7 +402,7 @@ def test_analogue_rows_decide_on_their_own_experiments():
     leads = runs(**{"FedProx": records(0.93, 0.70, 0.75, sd=0.5)})  # FedPG's G-acc the best here only (by > 4.6)
     abl = runs(**{"FedPG": records(0.85, 0.77, 0.65, sd=0.3, fresh_gap=0.1, internals=QP)})  # Pat-2 FedPG: GM .65 < M1's
     gap0 = runs(**{"FedPG": records(0.85, 0.80, 0.80, sd=0.3, fresh_gap=0.1, internals=QP)})  # P1 G − GM = 0
-    slow = fig5(**{"S-FedPG": (0.62, 0.10, 0.01)})
+    slow = fig5(**{"S-FedPG": (0.62, 0.20, 0.01)})  # slower early than FedPG, and above the floor
     cl = claims(
         table1_cnn=leads,
         ablations_cnn=abl,
@@ -428,14 +441,14 @@ def test_renamed_results_read_one_setting_and_hide_names():
 def test_best_g_acc_against_every_baseline_when_fedpg_leads():
     cl = claims(runs(**{"FedProx": records(0.93, 0.70, 0.75, sd=0.5)}))
     bestg = find(cl, "FedPG / S-FedPG have the best G-acc")
-    # FedPG .77 vs FedProx .70: +7 points, above δ = 4.6 (reproduced); S-FedPG .795 likewise; every baseline a part
+    # FedPG .77 vs FedProx .70: +7 points, above δ = 2 (reproduced); S-FedPG .795 likewise; every baseline a part
     assert bestg.verdict == C.REPRODUCED
     fedpg = part(bestg, "FedPG")
     assert [k for k, _ in fedpg.parts] == [f"vs {b}" for b in ("Local", "FedAvg-FT", "Ditto", "FedRep", "FedMGDA+", "FedProx")]
-    assert fedpg.ours.startswith("against every competitor (no validation counterpart)") and "δ = 4.6" in fedpg.ours
-    # 3 points ahead: above 0, but the marked size not shown
-    close = find(claims(runs(**{"FedProx": records(0.93, 0.74, 0.75, sd=0.5)})), "FedPG / S-FedPG have the best G-acc")
-    assert part(part(close, "FedPG"), "vs FedProx").verdict == C.CONTRADICTED  # +3 ± 0.3: entirely below δ
+    assert fedpg.ours.startswith("against every competitor (no validation counterpart)") and "δ = 2" in fedpg.ours
+    # 1 point ahead: above 0, but the marked size not shown
+    close = find(claims(runs(**{"FedProx": records(0.93, 0.76, 0.75, sd=0.5)})), "FedPG / S-FedPG have the best G-acc")
+    assert part(part(close, "FedPG"), "vs FedProx").verdict == C.CONTRADICTED  # +1 ± 0.3: entirely below δ = 2
 
 
 def test_best_g_acc_reads_the_papers_effect_against_its_own_strongest_baseline():
@@ -621,3 +634,13 @@ def test_coverage_ties_every_item_to_decided_claims(profile, rounds):
     table = coverage_table(PAPER, cl)
     assert list(table["item"]) == [i.item for i in items] and list(table["status"]) == [i.status for i in items]
     assert not table["ledger"].str.contains("(not decided)", regex=False).any()
+
+
+def test_much_faster_is_not_decided_on_a_curve_still_near_chance():
+    """Every compared accuracy sits above the floor: a baseline that trains (final 40 %) but whose early mean is 12 %
+    makes 'faster than it' not testable, with both values shown, while 'higher' is decided on the finals."""
+    claim = find(claims(fig5_tuned=fig5_curves(Ditto=(0.40, 0.12))), "FedPG and S-FedPG converge much faster and higher")
+    faster = part(part(claim, "FedPG faster"), "vs Ditto")
+    assert faster.verdict == C.NOT_TESTABLE and faster.detail == "Ditto did not train (12.0 %, chance 10.0 %)"
+    assert "FedPG 40.0" in faster.ours and "Ditto 12.0" in faster.ours
+    assert part(part(claim, "FedPG higher"), "vs Ditto").verdict == C.REPRODUCED  # 60 − 40 = +20 ≥ δ

@@ -176,6 +176,26 @@ def _diverged(*values: Values) -> bool:
     return any(not np.all(np.isfinite(list(_as_seed_map(v, "v").values()))) for v in values)
 
 
+# ---- the sizes of words -----------------------------------------------------------------------------------------------
+
+# What a paper's words of size commit to, in accuracy points (of 100), the same in every paper: a fixed fraction of the
+# scale, declared here once and never read from the effect of the claim being decided (a margin equal to the paper's
+# own effect would put a reproduction that matched the paper exactly on the boundary, failing about half the time).
+# Where a paper states a number ("less than 1 %"), the number is the criterion instead.
+WORD_SIZES: dict[str, float] = {
+    "much": 2.0,  # a claimed size δ: "much", "markedly", "far": a fiftieth of the scale
+    "about equal": 2.0,  # an equivalence margin ε: "maintains", "≈", "nearly identical", "comparable"
+    "a little": 10.0,  # an equivalence margin ε: "a little", "slightly" (a loss the paper admits): a tenth
+}
+
+
+def word_size(word: str) -> float:
+    """The size :data:`WORD_SIZES` gives the word class ``word`` (points); KeyError naming the classes otherwise."""
+    if word not in WORD_SIZES:
+        raise KeyError(f"no size for {word!r}; the word classes are {sorted(WORD_SIZES)}")
+    return WORD_SIZES[word]
+
+
 # ---- arms that did not train ---------------------------------------------------------------------------------------
 
 FLOOR_MARGIN = 5.0  # points above chance: an arm whose mean accuracy stays below chance + this did not train
