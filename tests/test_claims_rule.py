@@ -424,3 +424,27 @@ def test_a_consistency_check_is_not_testable_whatever_it_shows():
     assert out.label == "not testable at this scale (outside the theorem's hypotheses)"
     with pytest.raises(ValueError, match="reason"):
         C.consistency("0 violations", "")
+
+
+def test_an_interval_between_zero_and_the_papers_effect_is_shown_and_counted_apart(tmp_path):
+    """Inconclusive, with the paper's effect beyond our whole interval away from zero: the verdict says 'smaller than
+    the paper's effect' and the ledger counts it apart (within the inconclusive count); an effect inside the interval,
+    or one our interval lies beyond (ours larger), does not count."""
+    a, b = pair(diffs(1.0, 1.0))  # A − B = +1 ± 1 over 3 seeds: the 90 % interval [−0.69, +2.69] holds 0
+    o = C.compare(a, b)
+    assert o.verdict == C.INCONCLUSIVE and o.interval.lo < 0 < o.interval.hi < 5.0
+    big = C.Claim("A beats B by a lot", "+5", o, paper_effect="+5.00", effect_vs_ours=C.effect_position(o, 5.0))
+    near = C.Claim("A beats B a bit", "+2", o, paper_effect="+2.00", effect_vs_ours=C.effect_position(o, 2.0))
+    neg = C.Claim("A below B", "-5", o, paper_effect="-5.00", effect_vs_ours=C.effect_position(o, -5.0))
+    a2, b2 = pair(diffs(9.0, 1.0))  # [+7.3, +10.7]: larger than a paper effect of +5 (reproduced, not counted)
+    large = C.Claim("A beats B", "+5", C.compare(a2, b2), paper_effect="+5.00", effect_vs_ours="below")
+    assert big.smaller_than_paper and big.label == f"inconclusive (3 seeds; {C.SMALLER_THAN_PAPER})"
+    assert not near.smaller_than_paper and near.label == "inconclusive (3 seeds)"  # +2 lies inside
+    assert neg.smaller_than_paper  # a negative effect of −5 below an interval that holds 0: ours is smaller
+    assert C.effect_position(large.outcome, 5.0) == "below" and not large.smaller_than_paper
+    assert C.smaller_than_paper("-5.00", "below") and not C.smaller_than_paper("+5.00", "below")
+    assert C.smaller_than_paper("x: +5.00; y: -3.00", "x: above; y: below")
+    assert not C.smaller_than_paper("x: +5.00; y: +1.00", "x: above; y: inside")  # every part, not one
+    C.write_claims([big, near, neg, large], tmp_path / "lgmix" / "claims.csv")
+    counts = C.ledger_counts(C.ledger(tmp_path)).set_index("paper")
+    assert counts.loc["LG-Mix", C.INCONCLUSIVE] == 3 and counts.loc["LG-Mix", C.SMALLER_COUNT] == 2

@@ -611,6 +611,33 @@ def effect_position(outcome: Outcome, effect: float) -> str:
     return "above" if effect > iv.hi else "below" if effect < iv.lo else "inside"
 
 
+# The words an inconclusive verdict carries when its interval lies between zero and the paper's own effect (in every
+# part with an effect): our numbers rule out the size the paper reports, though not the claimed direction; the ledger
+# counts them apart (SMALLER_COUNT).
+SMALLER_THAN_PAPER = "smaller than the paper's effect"
+
+
+def smaller_than_paper(paper_effect: str, effect_vs_ours: str) -> bool:
+    """Whether the paper's effect lies beyond our whole interval, away from zero, in every part where it was placed
+    (:func:`effect_text`'s two strings, e.g. '+2.74' and 'above', or 'Dir(0.1): +2.74; Dir(1.0): -1.10' and
+    'Dir(0.1): above; Dir(1.0): below'): a positive effect above our interval, a negative one below it. An effect on
+    the other side (ours larger than the paper's) or inside does not count."""
+    effects = [e.rsplit(":", 1)[-1].strip() for e in str(paper_effect or "").split(";")]
+    places = [w.rsplit(":", 1)[-1].strip() for w in str(effect_vs_ours or "").split(";")]
+    if len(effects) != len(places):
+        return False
+    judged = []
+    for e, w in zip(effects, places):
+        if w not in ("above", "inside", "below"):
+            continue
+        try:
+            value = float(e)
+        except ValueError:
+            return False
+        judged.append((value > 0 and w == "above") or (value < 0 and w == "below"))
+    return bool(judged) and all(judged)
+
+
 def effect_text(effect: float | Mapping[str, float] | None, outcome: Outcome) -> tuple[str, str]:
     """The paper's effect as shown and where it lies against our interval(s): ('+2.74', 'inside') for one effect,
     ('Dir(0.1): +2.74; Dir(1.0): +3.04', 'Dir(0.1): above; Dir(1.0): inside') for effects per named part."""
@@ -701,9 +728,20 @@ class Claim:
         return self.outcome.verdict
 
     @property
+    def smaller_than_paper(self) -> bool:
+        """Whether an inconclusive claim's interval rules out the paper's own effect, lying between zero and it (in
+        every part with an effect): the direction not shown, and the paper's size excluded (:data:`SMALLER_THAN_PAPER`)."""
+        return self.verdict == INCONCLUSIVE and smaller_than_paper(self.paper_effect, self.effect_vs_ours)
+
+    @property
     def label(self) -> str:
-        """The verdict as shown, '(stand-in)' added for a stand-in claim and '(fragile)' for a fragile one."""
-        return self.outcome.shown(STAND_IN if self.stand_in else "", FRAGILE if self.fragile == FRAGILE else "")
+        """The verdict as shown, '(stand-in)' added for a stand-in claim, '(fragile)' for a fragile one and the words
+        of :data:`SMALLER_THAN_PAPER` for an inconclusive claim whose interval lies below the paper's effect."""
+        return self.outcome.shown(
+            SMALLER_THAN_PAPER if self.smaller_than_paper else "",
+            STAND_IN if self.stand_in else "",
+            FRAGILE if self.fragile == FRAGILE else "",
+        )
 
     def row(self) -> dict[str, str]:
         """The claim as one table row."""
@@ -907,10 +945,14 @@ OUR_CHECKS = "our checks"  # the count column of claims the papers do not state 
 NOT_CHECKED = "not checked"  # the fragile count of a paper that `make robustness` has not checked yet
 
 
+SMALLER_COUNT = "below paper's effect"  # the count column of SMALLER_THAN_PAPER's claims
+
+
 def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
     """Count of the papers' claims per paper and verdict category (reproduced, partially, contradicted, inconclusive,
-    ...) and their total; then how many of them are stand-ins and how many fragile (counted in their verdict category
-    as well), and the number of our own checks (not in the total)."""
+    ...) and their total; then how many of them are stand-ins, how many fragile, and how many inconclusive with the
+    paper's effect above our interval (:data:`SMALLER_COUNT`; each counted in its verdict category as well), and the
+    number of our own checks (not in the total)."""
     source = table["source"] if "source" in table.columns else pd.Series(PAPER_SOURCE, index=table.index)
     papers = [p for p in PAPERS.values() if p in set(table["paper"])]
     claims = table[source == PAPER_SOURCE]
@@ -924,6 +966,11 @@ def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
         n = fragile.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
         checked = (claims["fragile"] != "").groupby(claims["paper"]).any().reindex(counts.index, fill_value=False)
         counts[FRAGILE] = [int(k) if c else NOT_CHECKED for k, c in zip(n, checked)]  # unchecked is not 0 fragile
+    blank = pd.Series("", index=claims.index)
+    effects = zip(claims.get("paper_effect", blank).fillna(""), claims.get("effect_vs_ours", blank).fillna(""))
+    smaller = pd.Series([smaller_than_paper(e, w) for e, w in effects], index=claims.index, dtype=bool)
+    below = (claims["category"] == INCONCLUSIVE) & smaller
+    counts[SMALLER_COUNT] = below.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
     counts[OUR_CHECKS] = (source == OURS_SOURCE).groupby(table["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
     return counts.rename_axis(index="paper", columns=None).reset_index()
 
