@@ -448,3 +448,16 @@ def test_an_interval_between_zero_and_the_papers_effect_is_shown_and_counted_apa
     C.write_claims([big, near, neg, large], tmp_path / "lgmix" / "claims.csv")
     counts = C.ledger_counts(C.ledger(tmp_path)).set_index("paper")
     assert counts.loc["LG-Mix", C.INCONCLUSIVE] == 3 and counts.loc["LG-Mix", C.SMALLER_COUNT] == 2
+
+
+def test_a_named_confound_leaves_a_comparison_inconclusive_with_the_reason():
+    a, b = pair(diffs(5.0, 0.5))  # +5 ± 0.5: reproduced on its own numbers
+    clean = C.compare(a, b)
+    assert clean.verdict == C.REPRODUCED
+    held = C.confounded(clean, "unequal step budgets")
+    assert held.verdict == C.INCONCLUSIVE and held.interval == clean.interval and held.ours == clean.ours
+    assert held.label == "inconclusive (3 seeds; confounded: unequal step budgets (would be reproduced))"
+    assert C.confounded(clean, "") == clean  # no confound: the verdict stands
+    flipped = C.compare(b, a)
+    assert C.confounded(flipped, "x").verdict == C.INCONCLUSIVE  # a contradiction cannot stand either
+    assert C.confounded(C.not_testable("no GPU"), "x").verdict == C.NOT_TESTABLE  # nothing decided: unchanged

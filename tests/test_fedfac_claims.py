@@ -465,6 +465,7 @@ def test_claims_keep_their_declared_order_and_texts():
         "FedFac > FedAvg under feature shift (digits5-lite)",
         "FedFac beats the personalized baselines under feature shift (digits5-lite)",
         TABLE6,
+        "λp ≥ λs (interlacing)",  # Cauchy interlacing, exact for any data: no evidence for the method
     }
 
 

@@ -337,3 +337,25 @@ def test_a_cell_whose_every_candidate_collapsed_is_not_extended(monkeypatch):
     assert choice({"label": "FedAvg"}) == ({"lr": LRS[0]}, {})
     assert sorted(set(table[table.label == "FedAvg"]["tuned:lr"])) == sorted(LRS) and set(table.step) == {0}
     assert set(table.excluded) == {"collapsed (best validation 11.0 %, last 11.0 %)"}
+
+
+def test_a_collapsed_verdict_seed_is_reported_in_the_claim_not_averaged_in_silently():
+    """A Compare claim over verdict runs, one of which fell to chance by its end: the claim's numbers name that seed
+    (the floor is chance 10 % + 5 points), and a claim whose runs all trained says nothing of collapse."""
+    import pandas as pd
+
+    import pflnb.experiments.paper as P
+
+    def record(seed, best, last, test):
+        return {"summary": {"best_val_acc": best, "test_acc": test}, "evals": [{"val_acc": [best]}, {"val_acc": [last]}]}
+
+    exp = TOY.experiments[0]
+    rows = [("FedAvg", s, 0.6 + 0.01 * s) for s in range(3)] + [("FedProx", s, 0.7 + 0.01 * s) for s in range(3)]
+    table = pd.DataFrame([{"label": lab, "seed": s, "test_acc": t} for lab, s, t in rows])
+    records = [record(s, 0.8, 0.11 if (lab, s) == ("FedProx", 2) else 0.8, t) for lab, s, t in rows]
+    (claim,) = decide(TOY, {"main": P.ExperimentResult(exp, "smoke", table, records)})
+    assert "collapsed verdict seed(s): FedProx seed 2 (collapsed (best validation 80.0 %, last 11.0 %))" in claim.outcome.ours
+    assert claim.verdict == R.REPRODUCED  # the seed stays in the interval: reported, not dropped
+    fine = [record(s, 0.8, 0.8, t) for lab, s, t in rows]
+    (clean,) = decide(TOY, {"main": P.ExperimentResult(exp, "smoke", table, fine)})
+    assert "collapsed" not in clean.outcome.ours

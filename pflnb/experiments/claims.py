@@ -165,7 +165,7 @@ class Outcome:
         if self.verdict == INCONCLUSIVE and self.n is not None:
             words.append(_seed_word(self.n))
         if self.detail and (
-            self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED, NOT_RUN) or self.detail.startswith(HOLM_DEMOTED)
+            self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED, NOT_RUN) or self.detail.startswith((HOLM_DEMOTED, CONFOUNDED))
         ):
             words.append(self.detail)
         words += [e for e in extra if e]
@@ -481,6 +481,20 @@ def value(values: Values, target: float, tol: float, *, scale: float = 100.0, un
     if iv.hi < lo or iv.lo > hi:
         return Outcome(CONTRADICTED, ours, iv, "outside the tolerance", p_against=p)
     return Outcome(INCONCLUSIVE, ours, iv, "the interval straddles the tolerance", p_against=p)
+
+
+CONFOUNDED = "confounded"  # the detail of an inconclusive verdict whose comparison carries a named confound
+
+
+def confounded(outcome: Outcome, confound: str) -> Outcome:
+    """``outcome`` of a comparison that carries ``confound`` (something else differs between the arms besides what
+    the claim is about): a verdict that would be reproduced, partial or contradicted is **inconclusive**, its detail
+    'confounded: <confound>'; the numbers and interval are kept. Unchanged without a confound or for verdicts that
+    decided nothing (inconclusive, not testable, diverged, not run)."""
+    if not confound or outcome.verdict not in (REPRODUCED, PARTIAL, CONTRADICTED):
+        return outcome
+    was = outcome.verdict
+    return replace(outcome, verdict=INCONCLUSIVE, detail=f"{CONFOUNDED}: {confound} (would be {was})")
 
 
 def not_testable(reason: str) -> Outcome:

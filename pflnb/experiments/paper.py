@@ -541,6 +541,20 @@ class ExperimentResult:
             raise KeyError(f"{self.experiment.name}: no runs of {label!r} at {where}")
         return {int(s): float(v) for s, v in zip(rows["seed"], rows[metric])}
 
+    def collapsed(self, labels: Sequence[str], floor: float, **where: Any) -> list[str]:
+        """The verdict runs of the arms ``labels`` (at the grid point ``where``) that collapsed: diverged, or best or
+        last validation accuracy below ``floor`` (a fraction; :func:`excluded`), as 'FedPG seed 3 (collapsed (...))'."""
+        out = []
+        for row, record in zip(self.table.to_dict("records"), self.records):
+            if row["label"] not in labels or any(row.get(k) != v for k, v in where.items()) or not isinstance(record, Mapping):
+                continue
+            summary = record.get("summary")
+            if record.get("status") == "diverged" or (isinstance(summary, Mapping) and "best_val_acc" in summary):
+                why = excluded(record, floor)
+                if why:
+                    out.append(f"{row['label']} seed {int(row['seed'])} ({why})")
+        return out
+
     def labelled(self, label: str) -> list[dict[str, Any]]:
         """The records of arm ``label``."""
         return [r for r, lab in zip(self.records, self.table["label"]) if lab == label]
@@ -681,7 +695,7 @@ def _tune(
     rows: list[dict[str, Any]] = []
     records: dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]] = {}  # cell → candidate → its records (chooser)
 
-    floor = experiment_chance(experiment, profile) + R.FLOOR_MARGIN / 100  # a collapsed tuning run rules out its candidate
+    floor = R.Floor(experiment_chance(experiment, profile)).points / 100  # a collapsed tuning run rules out its candidate
 
     def score(batch: list[tuple[dict[str, Any], ExperimentConfig]]) -> None:
         for (lab, _), record in zip(batch, _execute(experiment, batch, executor, progress, tuning=True)):
@@ -879,6 +893,12 @@ class _Stated:
       lies against our interval.
     - ``wall_clock``: decided from wall-clock times (``check-outputs`` lists its changes like a timing file's).
     - ``failure_is_claim``: the paper claims that an arm fails, so the floor for arms that did not train is off.
+    - ``by_construction``: why the statement holds by construction of our code or is a textbook property (an identity
+      of linear algebra, a property of any such kernel or step): no evidence for the paper, so the row is **our
+      check** whatever the paper states (its citation kept beside the reason), never a reproduced paper claim.
+    - ``confound``: what else differs between the compared arms besides what the claim is about (a step budget, a
+      learning rate, an artifact of the evaluation): the numbers cannot decide the claim, so a verdict that would be
+      reproduced, partial or contradicted is **inconclusive (confounded: …)** (:data:`~pflnb.experiments.claims.CONFOUNDED`).
     """
 
     cite: Cite | None = field(default=None, kw_only=True)
@@ -886,14 +906,19 @@ class _Stated:
     effect: float | Mapping[str, float] | None = field(default=None, kw_only=True)
     wall_clock: bool = field(default=False, kw_only=True)
     failure_is_claim: bool = field(default=False, kw_only=True)
+    by_construction: str = field(default="", kw_only=True)
+    confound: str = field(default="", kw_only=True)
 
     @property
     def source(self) -> str:
-        """``paper`` for a cited claim, ``ours`` for our own check."""
-        return R.OURS_SOURCE if self.cite is None else R.PAPER_SOURCE
+        """``paper`` for a cited claim, ``ours`` for our own check (uncited, or holding by construction)."""
+        return R.OURS_SOURCE if self.cite is None or self.by_construction else R.PAPER_SOURCE
 
     def cited(self) -> str:
         """The CSV's ``cite`` cell: the citation, or why the check is ours."""
+        if self.by_construction:
+            stated = f"; the paper: {self.cite.text()}" if self.cite is not None else ""
+            return f"holds by construction or is a textbook property: {self.by_construction}{stated}"
         return self.cite.text() if self.cite is not None else self.ours
 
 
@@ -1311,6 +1336,7 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True, only
                 if isinstance(r, ExperimentResult) and r.tuning is not None and not r.tuning.empty
             ]
         note = "; ".join(n for n in (note, *tuned) if n)
+        outcome = R.confounded(_with_collapsed(paper, spec, results, outcome), spec.confound)
         effect, where = R.effect_text(spec.effect, outcome)
         mark, pinned, pinned_ours = fragile.get(text, ("", "", ""))
         checked = mark and R.checks_now(pinned, pinned_ours, outcome.verdict, outcome.ours, spec.wall_clock)
@@ -1329,6 +1355,20 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True, only
             )
         )
     return out
+
+
+def _with_collapsed(paper: Paper, spec: ClaimSpec, results: Mapping[str, Any], outcome: Outcome) -> Outcome:
+    """``outcome`` with its compared arms' collapsed verdict runs named in ``ours`` (a :class:`Compare` or
+    :class:`Best` claim: the runs stay in the interval, but a seed that fell to chance is reported as such, never
+    averaged in silently); unchanged when none collapsed, for other claims, or where no floor applies."""
+    rule = _floor(paper, spec, results)
+    if rule is None or not isinstance(spec, Compare | Best) or not isinstance(results.get(spec.experiment), ExperimentResult):
+        return outcome
+    arms = (spec.arm, spec.other) if isinstance(spec, Compare) else (spec.arm, *spec.others)
+    gone = results[spec.experiment].collapsed(arms, rule.points / 100, **spec.where)
+    if not gone:
+        return outcome
+    return dataclasses.replace(outcome, ours=f"{outcome.ours}; collapsed verdict seed(s): {'; '.join(gone)}")
 
 
 def coverage_table(paper: Paper, claims: Sequence[Claim]) -> pd.DataFrame:

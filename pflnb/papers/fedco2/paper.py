@@ -370,6 +370,7 @@ CLAIMS = (
         "exact on the Monte-Carlo V^∞ (V_off uses the same sample); Eqs. 14–15 as in the source definition. Interlacing "
         "and Weyl hold for any PSD kernel and its block diagonal, so the check confirms the proof's algebra on our "
         "kernels, not a convergence speed; its premise is Eq. 19's ½, which the chain rule makes ¼ (our check below)",
+        by_construction="Cauchy interlacing and Weyl's inequality hold for any PSD kernel and its block diagonal",
         cite=Cite(
             "§4.2, Theorem 4.3; App. C.2, its proof (Eq. 19 and the λ_min chain after it)",
             "Similar to the former proof, the problem reduces to compare",
@@ -621,6 +622,8 @@ CLAIMS = (
         C.ratio_edge,
         "per seed, Fed-CO2 minus its strongest competitor (on validation) at the smallest γ against the same at γ = 1; "
         "mean accuracies at {means}; " + UNDER_TRAINED,
+        confound="unequal step budgets at the smallest γ: the baselines take 30 SGD steps to each of Fed-CO2's two "
+        "models' 58 (equal rounds and epochs, not equal steps), so the edge measures the budget as much as the data",
         cite=FIG6,
     ),
     Derived(

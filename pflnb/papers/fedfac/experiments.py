@@ -30,7 +30,7 @@ from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.fedfac import stability
 from pflnb.data import build_federated
 from pflnb.data.simulation_fedfac import SPLITS_MOTIVATION, Simulation, digits_clients, simulate, to_federated
-from pflnb.experiments.claims import FLOOR_MARGIN
+from pflnb.experiments.claims import Floor
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Executor, Serial, execute
 from pflnb.experiments.jobs import FIX, Job, digest
@@ -389,7 +389,7 @@ def tune(
         seeds = None if seed is None else [seed]  # None: the declared tuning seeds, never verdict seeds
         res = run_experiment(tuned(params), name, profile, seeds=seeds, executor=executor, progress=progress, **overrides)
         values = [candidates(knob)[label] for label in res.table.label]
-        floor = experiment_chance(res.experiment, profile) + FLOOR_MARGIN / 100  # a collapsed run rules its value out
+        floor = Floor(experiment_chance(res.experiment, profile)).points / 100  # a collapsed run rules its value out
         chosen = choose_on_validation(res.records, values, floor)
         params = {**params, **knob_params(chosen)}
         phases.append((knob, values, res.records, chosen))

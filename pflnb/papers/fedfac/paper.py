@@ -399,6 +399,7 @@ CLAIMS = (
         "asserted (§3.3)",
         C.interlacing,
         "Cauchy interlacing: exact for any data (a check of the formulas, not evidence for the method)",
+        by_construction="Cauchy interlacing, exact for any data",
         cite=Cite("§3.3, after Definition 1", "it is easily to infer that λp ≥ λs"),
     ),
     Derived(

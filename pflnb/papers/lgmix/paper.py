@@ -261,6 +261,8 @@ CLAIMS = (
         "client-mean raw λ (Eq. 6) of round 1 against the last round's; 'It finally leads to a stable value' and the "
         "client-D remark are not tested; with BN and eval-mode global features the start near 1 comes from the server's "
         "initial BN running statistics",
+        confound="the start near 1 comes from the server's initial BN running statistics under eval-mode global "
+        "features, an artifact of our evaluation rather than the method's choice",
         cite=Cite(
             "§5.3 'Trend of the personalization weight', Fig. 2(a)",
             "our method tends to use more local updates at the beginning and gradually decreases the personalization weight",
@@ -410,6 +412,7 @@ CLAIMS = (
         "Eq. (5): tr(Ĥ) = tr(Σ)/m",
         "identity",
         C.eq5,
+        by_construction="tr(hᵀh) = tr(hhᵀ), a property of linear algebra, as the paper itself says",
         cite=Cite(
             "§3.3, Eq. (5)",
             "By leveraging a property of linear algebra, namely, $tr(h(x)^T h(x)) = tr(h(x)h(x)^T)$, we can simplify the "

@@ -180,14 +180,16 @@ def unseen_most(
     results: Mapping[str, Any],
     experiment: str = "table1",
     paired: Mapping[str, str] | None = None,
+    method: str = "pmixfed",
 ) -> Decided:
     """§5.2, "pMixFed outperforms the baselines in most cases", on the unseen clients of ``experiment`` (Table 1, or
     its 15-block Table 2 analogue): one part per declared cell (dataset, federation) of ``cells`` and per metric
     (``before`` / ``after`` fine-tuning, :data:`UNSEEN_METRICS`), named '<dataset> <federation> <metric>'; the claim
-    holds in at least ``k`` parts (:func:`~pflnb.experiments.claims.most`).
+    holds in at least ``k`` parts (:func:`~pflnb.experiments.claims.most`). ``method``: the arm claimed to outperform,
+    pMixFed or the paper's other version, ``pmixfed-dynamic`` (§5.1's "two version of our method").
 
-    A part is pMixFed against every baseline of its cell (every arm but the paper's own two versions,
-    :data:`~pflnb.papers.pmixfed.experiments.OWN_VARIANTS`: the claim sets pMixFed against the baselines), by
+    A part is ``method`` against every baseline of its cell (every arm but the paper's own two versions,
+    :data:`~pflnb.papers.pmixfed.experiments.OWN_VARIANTS`: the claim sets a version against the baselines), by
     :func:`~pflnb.experiments.claims.best` with ``select=None``: no unseen-client validation accuracy is recorded (an
     unseen client is scored on its test split only), and the seen clients' validation accuracy ranks personalized models,
     not the global model an unseen client starts from, so no competitor is chosen and pMixFed must beat each one. A
@@ -205,15 +207,15 @@ def unseen_most(
             if cell.empty:
                 named[name] = not_testable(f"the {result.profile} profile does not run {dataset} {setting}")
                 continue
-            a = per_seed(cell, metric, label="pmixfed")
+            a = per_seed(cell, metric, label=method)
             seeds |= set(a)
-            failed = trained(pmixfed=a)  # said once for the part, not once per baseline
+            failed = trained(**{method: a})  # said once for the part, not once per baseline
             if failed is not None:
                 named[name] = failed
                 continue
             others = {m: per_seed(cell, metric, label=m) for m in cell.label.unique() if m not in OWN_VARIANTS}
             rival = (paired or {}).get(name)  # a profile that does not run it leaves the part without an interval
-            named[name] = best(a, others, select=None, name="pmixfed", paired=rival if rival in others else None)
+            named[name] = best(a, others, select=None, name=method, paired=rival if rival in others else None)
     return most(k, **named), sorted(seeds) or None
 
 

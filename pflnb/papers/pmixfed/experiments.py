@@ -76,15 +76,20 @@ PAPER_TABLE3 = {3: (0.8, 85.2), 5: (0.7, 86.5), 7: (0.6, 87.3), 9: (0.5, 88.0), 
 
 
 def paper_margin(
-    table: PaperTable, setting: str, dataset: str, col: int, against: Sequence[str] | None = None
+    table: PaperTable,
+    setting: str,
+    dataset: str,
+    col: int,
+    against: Sequence[str] | None = None,
+    method: str = "pmixfed",
 ) -> tuple[float, str] | None:
-    """pMixFed's margin in one cell of the paper's ``table`` (:data:`PAPER_TABLE1` or :data:`PAPER_TABLE2`; ``col`` 0:
-    before, 1: after fine-tuning): (pMixFed − the strongest of ``against`` with a value, in points, and its name);
-    ``against`` defaults to every baseline (no row of :data:`OWN_VARIANTS`). None where pMixFed or every competitor
-    has no value."""
+    """``method``'s margin (default pMixFed; or the other of :data:`OWN_VARIANTS`) in one cell of the paper's ``table``
+    (:data:`PAPER_TABLE1` or :data:`PAPER_TABLE2`; ``col`` 0: before, 1: after fine-tuning): (``method`` − the
+    strongest of ``against`` with a value, in points, and its name); ``against`` defaults to every baseline (no row of
+    :data:`OWN_VARIANTS`). None where ``method`` or every competitor has no value."""
     rows = table[setting]
     names = [m for m in rows if m not in OWN_VARIANTS] if against is None else list(against)
-    mine = rows["pmixfed"].get(dataset, (None, None))[col]
+    mine = rows[method].get(dataset, (None, None))[col]
     values = {m: rows[m][dataset][col] for m in names if dataset in rows.get(m, {}) and rows[m][dataset][col] is not None}
     if mine is None or not values:
         return None
@@ -92,13 +97,13 @@ def paper_margin(
     return round(mine - values[strongest], 2), strongest
 
 
-def paper_wins(table: PaperTable, against: Sequence[str] | None = None) -> tuple[int, int]:
-    """(cells of the paper's ``table`` where pMixFed is above every competitor of ``against`` with a value, cells where
-    pMixFed and a competitor have values): the paper's own count behind "in most cases"."""
+def paper_wins(table: PaperTable, against: Sequence[str] | None = None, method: str = "pmixfed") -> tuple[int, int]:
+    """(cells of the paper's ``table`` where ``method`` (default pMixFed) is above every competitor of ``against`` with a
+    value, cells where ``method`` and a competitor have values): the paper's own count behind "in most cases"."""
     margins = [
-        paper_margin(table, setting, dataset, col, against)
+        paper_margin(table, setting, dataset, col, against, method)
         for setting, rows in table.items()
-        for dataset in rows["pmixfed"]
+        for dataset in rows[method]
         for col in (0, 1)
     ]
     known = [m for m in margins if m is not None]
