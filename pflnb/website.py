@@ -427,6 +427,36 @@ def coverage_markdown(path: Path) -> list[str]:
     ]
 
 
+def tuning_edges_markdown(path: Path) -> list[str]:
+    """The section of a paper's page that counts its tuned arms still at an edge of their grid after the grid-edge
+    rule (``figures/<paper>/tuning_edges.csv``, written by the notebook) and lists them; nothing when the file is
+    missing or empty."""
+    if not path.exists():
+        return []
+    table = pd.read_csv(path, keep_default_na=False)
+    if table.empty:
+        return []
+    stuck = table[table["at edge after the rule"].astype(str) == "True"]
+    before = int((table["at edge on the grid"].astype(str) == "True").sum())
+    lines = [
+        "## Tuning: arms at an edge of their grid",
+        "",
+        f"Of the {len(table)} tuned cells (arm × setting) of this paper's experiments, {before} chose a value at an edge "
+        f"of the declared grid, and **{len(stuck)}** still sit at an edge after the grid-edge rule's four steps: those "
+        "arms were not tuned to an interior value, and their comparisons carry it ([verdict rule](/guides/verdict-rule), "
+        f"`figures/{path.parent.name}/tuning_edges.csv`).",
+        "",
+    ]
+    if len(stuck):
+        head = "".join(f"<th>{c}</th>" for c in ("experiment", "cell", "chosen"))
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (r.experiment, r.cell, r.chosen)) + "</tr>"
+            for r in stuck.itertuples(index=False)
+        )
+        lines += [f'<table class="pflnb-coverage"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>', ""]
+    return lines
+
+
 def paper_claims_markdown(paper: str, figures: Path, notebook: str | None = None, figure_url: str = "/figures") -> str:
     """The generated part of a paper's page: verdict counts, the claims table (verdicts coloured, intervals, seeds,
     the code version the CSV records) and every figure of ``figures/<paper>/`` with the claims it supports."""
@@ -462,6 +492,7 @@ def paper_claims_markdown(paper: str, figures: Path, notebook: str | None = None
             "",
         ]
     lines += coverage_markdown(figures / paper / "coverage.csv")
+    lines += tuning_edges_markdown(figures / paper / "tuning_edges.csv")
     figs = figures_for_claims(table, (figures / paper).glob("*.png"))
     if figs:
         lines += ["## Figures and the claims they support", ""]

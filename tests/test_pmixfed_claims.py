@@ -361,6 +361,14 @@ def test_table1_dynamic_row_decides_the_second_version_against_the_baselines():
     assert worst.verdict == CONTRADICTED and "4 of 8 contradicted" in worst.label
     # the pMixFed row does not read pMixFed-Dynamic's values: unchanged by them
     assert _by_claim(decide(PAPER, _results(table1=_table1(dynamic=lost))))[TABLE1].verdict == REPRODUCED
+    # a profile that does not run pMixFed-Dynamic (the smoke profile) leaves every part not testable, saying so
+    runs = _table1()
+    keep = (runs.table.label != "pmixfed-dynamic").tolist()
+    runs = dataclasses.replace(
+        runs, table=runs.table[keep].reset_index(drop=True), records=[r for r, k in zip(runs.records, keep) if k]
+    )
+    absent = _by_claim(decide(PAPER, _results(table1=runs)))[DYNAMIC]
+    assert absent.verdict == NOT_TESTABLE and "does not run pmixfed-dynamic in fmnist N10" in absent.outcome.ours
     # the paper's effect: MNIST N = 10 for the N10 cells, N = 100 for the N100 cells, each against the pair the paper's
     # strongest baseline gives: 78.00 − 78.49 (FedSim), 99.37 − 99.33 (Per-FedAvg), 74.39 − 77.86 (FedAvg),
     # 97.53 − 99.24 (Per-FedAvg); Per-FedAvg is not run here, so the 'after' parts carry no interval

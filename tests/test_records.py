@@ -104,3 +104,21 @@ def test_sample_is_stratified_by_notebook_and_kind_and_repeats_with_its_seed():
     assert len(REC.sample(lines, 100, seed=0)) == 20
     with pytest.raises(ValueError, match="notebook 'c'"):
         REC.sample(lines, 1, seed=0, notebook="c")
+
+
+def test_a_record_of_other_kernels_is_imported_into_their_own_folder(shipped, tmp_path):
+    """A shipped record computed under another kernel mode than the default (the earlier avx2 pin's, say) goes to
+    that mode's folder, where a process under that mode reads it, never into the default kernels' folder."""
+    path, _, _ = shipped
+
+    def older(lines):  # the second record as if computed under the earlier pin, its digest made again
+        lines[1]["content"]["kernels"]["mode"] = "avx2"
+        lines[1]["digest"] = REC.digest(lines[1]["content"])
+
+    _rewrite(path, older)
+    fresh = tmp_path / "fresh"
+    assert REC.import_records([path], fresh)["written"] == 2
+    first, second = REC.read_lines([path])
+    assert first.path.startswith("smoke/") and (fresh / first.path).exists()
+    moved = second.path.replace("smoke/", "smoke.avx2/", 1)
+    assert second.cache_path() == moved and (fresh / moved).exists() and not (fresh / second.path).exists()

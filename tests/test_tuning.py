@@ -318,6 +318,12 @@ def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(mon
     avg = table[table.label == "FedAvg"].drop_duplicates("candidate")
     assert avg["tuned:lr"].tolist() == [0.003, 0.3, *steps] and avg.step.tolist() == [0, 0, *range(1, EDGE_STEPS + 1)]
     assert P.edge_counts(table) == (2, 2, 1)  # 2 arms; both at an edge on the grid; FedAvg still there at the cap
+    import pandas as pd
+
+    edges = P.tuning_edges({"main": P.ExperimentResult(TOY.experiments[0], "smoke", pd.DataFrame(), [], table), "x": 1})
+    got = edges[["experiment", "cell", "at edge on the grid", "at edge after the rule"]].values.tolist()
+    assert got == [["main", "FedAvg", True, True], ["main", "FedProx", True, False]]
+    assert edges.chosen.tolist() == [f"lr={steps[-1]}", "lr=3e-05, mu=0.0"]
     report = P.edge_report([TOY], "smoke", progress=False)  # the same account per tuned experiment (`pflnb tuning`)
     assert report.values.tolist() == [[TOY.name, TOY.experiments[0].name, 2, 2, 1]]
     assert P.beyond_edge([0.01, 0.05, 0.1], 0.1) == 0.2 and P.beyond_edge([0.01, 0.05, 0.1], 0.05) is None

@@ -394,3 +394,20 @@ def test_warning_lines_finds_warning_text_in_any_output():
     assert [f.split(":")[0] for f in found] == ["cell 1", "cell 2", "cell 3"]
     assert "TqdmWarning: IProgress not found." in found[0]
     assert W.warning_lines({"cells": [_cell(_stream("no warning here\n"))]}) == []
+
+
+def test_tuning_edges_section_counts_and_lists_the_arms_still_at_an_edge(tmp_path):
+    assert W.tuning_edges_markdown(tmp_path / "x" / "tuning_edges.csv") == []  # no file, no section
+    path = tmp_path / "toy" / "tuning_edges.csv"
+    path.parent.mkdir()
+    path.write_text(
+        "experiment,cell,chosen,at edge on the grid,at edge after the rule\n"
+        "table1,FedAvg,lr=1.6,True,True\n"
+        "table1,FedProx,lr=0.2,True,False\n"
+        "table1,Local <b>,lr=0.05,False,False\n"
+    )
+    text = "\n".join(W.tuning_edges_markdown(path))
+    assert "Of the 3 tuned cells" in text and "2 chose a value at an edge" in text and "**1** still sit" in text
+    assert "<td>FedAvg</td><td>lr=1.6</td>" in text and "FedProx" not in text.split("<table")[1]
+    path.write_text("experiment,cell,chosen,at edge on the grid,at edge after the rule\n")
+    assert W.tuning_edges_markdown(path) == []  # nothing tuned (the smoke profile): no section

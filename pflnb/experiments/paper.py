@@ -798,28 +798,68 @@ def tuned_experiments(
                 yield paper, experiment, tuning
 
 
-def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
-    """(tuned cells, cells whose choice on the declared grid sat at an edge, cells whose final choice still sits at an
-    edge after the grid-edge rule: its cap reached) of one experiment's tuning table."""
+def edge_cells(tuning: pd.DataFrame) -> pd.DataFrame:
+    """One row per tuned cell (setting or grid point, arm) of one experiment's tuning table: the cell, its final
+    choice, whether its choice on the declared grid sat at an edge of a tuned numeric value (``at edge on the grid``),
+    and whether its final choice still sits at one after the grid-edge rule (``at edge after the rule``: the cap was
+    reached, so the arm was not tuned to an interior value)."""
     cells, values = tuning_columns(tuning)
     mean = tuning.groupby([*cells, "candidate"], sort=False).agg(
         **{v: (v, "first") for v in values}, val=("best_val_acc", "mean"), step=("step", "first"), chosen=("chosen", "first")
     )
-    total = before = after = 0
-    for _, group in mean.reset_index().groupby(cells, sort=False):
-        total += 1
-        for rows, is_final in ((group[group.step == 0], False), (group, True)):
-            pick = group[group.chosen].iloc[0] if is_final else rows.iloc[best_on_validation(list(rows.val))]
-            at_edge = any(
-                beyond_edge([r[v] for _, r in rows.iterrows()], pick[v]) is not None
-                for v in values
-                if pd.notna(pick[v]) and rows[v].nunique() > 1
+    rows = []
+    for cell, group in mean.reset_index().groupby(cells, sort=False):
+        cell = cell if isinstance(cell, tuple) else (cell,)
+        flags = []
+        for rows_, is_final in ((group[group.step == 0], False), (group, True)):
+            pick = group[group.chosen].iloc[0] if is_final else rows_.iloc[best_on_validation(list(rows_.val))]
+            flags.append(
+                any(
+                    beyond_edge([r[v] for _, r in rows_.iterrows()], pick[v]) is not None
+                    for v in values
+                    if pd.notna(pick[v]) and rows_[v].nunique() > 1
+                )
             )
-            if is_final:
-                after += at_edge
-            else:
-                before += at_edge
-    return total, before, after
+        final = group[group.chosen].iloc[0]
+        chosen = ", ".join(f"{v[6:]}={final[v]}" for v in values if pd.notna(final[v]))
+        rows.append(
+            {**dict(zip(cells, cell)), "chosen": chosen, "at edge on the grid": flags[0], "at edge after the rule": flags[1]}
+        )
+    return pd.DataFrame(rows, columns=[*cells, "chosen", "at edge on the grid", "at edge after the rule"])
+
+
+def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
+    """(tuned cells, cells whose choice on the declared grid sat at an edge, cells whose final choice still sits at an
+    edge after the grid-edge rule: its cap reached) of one experiment's tuning table (:func:`edge_cells`)."""
+    t = edge_cells(tuning)
+    return len(t), int(t["at edge on the grid"].sum()), int(t["at edge after the rule"].sum())
+
+
+EDGE_COLUMNS = ["experiment", "cell", "chosen", "at edge on the grid", "at edge after the rule"]
+
+
+def tuning_edges(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Every tuned cell of the experiments among ``results`` (what a notebook decides its claims on), one row each:
+    the experiment, the cell in words ('Dir(0.1) FedAvg'), its choice and whether it sits at an edge of its grid
+    before and after the grid-edge rule (:func:`edge_cells`). An arm still at an edge after the rule was not tuned
+    to an interior value; the paper's page counts them (``pflnb tuning`` gives the same account from the cache)."""
+    frames = []
+    for name, res in results.items():
+        if not isinstance(res, ExperimentResult) or res.tuning is None or res.tuning.empty:
+            continue
+        t = edge_cells(res.tuning)
+        cells = [c for c in t.columns if c not in ("chosen", "at edge on the grid", "at edge after the rule")]
+        t.insert(0, "cell", [" ".join(str(r[c]) for c in cells) for _, r in t.iterrows()])
+        frames.append(t.drop(columns=cells).assign(experiment=name)[EDGE_COLUMNS])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EDGE_COLUMNS)
+
+
+def write_tuning_edges(results: Mapping[str, Any], path: str | Path) -> pd.DataFrame:
+    """Write :func:`tuning_edges` of ``results`` to ``path`` (CSV) and return it."""
+    table = tuning_edges(results)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False)
+    return table
 
 
 def edge_report(papers: Sequence[Paper], profile: str, executor: Executor | None = None, progress: bool = True) -> pd.DataFrame:

@@ -117,6 +117,18 @@ class Line:
     def where(self) -> str:
         return f"{self.notebook}: {self.path}"
 
+    def cache_path(self) -> str:
+        """Where the record belongs in a results cache: its profile's folder for the kernels it was computed under
+        (:func:`pflnb.kernels.cache_folder`'s rule, read from the record's own ``kernels.mode``), so that a record of
+        another kernel mode than today's default (the ``avx2`` pin's, say) is read by a process under that mode and
+        never stands in for a record of the default kernels."""
+        head, _, rest = self.path.partition("/")
+        record = self.record()
+        made = (record.get("kernels") or {}).get("mode") if isinstance(record, dict) else None
+        profile = head.split(".", 1)[0]
+        folder = profile if made in (None, kernels.DEFAULT) else f"{profile}.{made}"
+        return f"{folder}/{rest}" if rest else self.path
+
 
 def _read_cached(path: Path) -> tuple[Any, str, Any]:
     """(record, encoding, content) of a cache file."""
@@ -202,8 +214,9 @@ class RecordDigestError(ValueError):
 
 def import_records(files: Sequence[Path], root: Path | None = None) -> dict[str, int]:
     """Fill the results cache ``root`` from shipped record files: every line's digest checked first (any mismatch:
-    :class:`RecordDigestError` naming each, nothing written); then each record written where no file is, an existing
-    file left as it is. Returns counts: written, present (equal), different (an existing file with another digest)."""
+    :class:`RecordDigestError` naming each, nothing written); then each record written where no file is, under the
+    folder of the kernels it was computed with (:meth:`Line.cache_path`), an existing file left as it is. Returns
+    counts: written, present (equal), different (an existing file with another digest)."""
     root = Path(root or results_root())
     lines = list(read_lines(files))
     bad = [ln.where() for ln in lines if digest(ln.record()) != ln.digest]
@@ -211,7 +224,7 @@ def import_records(files: Sequence[Path], root: Path | None = None) -> dict[str,
         raise RecordDigestError(f"{len(bad)} shipped record(s) do not match their digest, nothing imported: {', '.join(bad)}")
     counts = {"written": 0, "present": 0, "different": 0}
     for ln in lines:
-        target = root / ln.path
+        target = root / ln.cache_path()
         if target.exists():
             record, _, _ = _read_cached(target)
             counts["present" if digest(record) == ln.digest else "different"] += 1

@@ -207,6 +207,9 @@ def unseen_most(
             if cell.empty:
                 named[name] = not_testable(f"the {result.profile} profile does not run {dataset} {setting}")
                 continue
+            if method not in set(cell.label):
+                named[name] = not_testable(f"the {result.profile} profile does not run {method} in {dataset} {setting}")
+                continue
             a = per_seed(cell, metric, label=method)
             seeds |= set(a)
             failed = trained(**{method: a})  # said once for the part, not once per baseline
