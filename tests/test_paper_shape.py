@@ -230,3 +230,18 @@ def test_ledger_counts_show_not_run_only_where_a_ledger_has_it():
     counts = R.ledger_counts(table).set_index("paper").loc["LG-Mix"]
     assert counts[R.REPRODUCED] == 1 and counts[R.NOT_RUN] == 2 and counts["total"] == 3
     assert R.NOT_RUN not in R.ledger_counts(table.iloc[:1]).columns  # the full ledger's table keeps its columns
+
+
+def test_one_registry_names_every_paper_package_and_every_command_reads_it():
+    """A paper package missing from the one registry (``pflnb.experiments.registry``) would be skipped by the commands
+    that read it: every package under ``pflnb/papers/`` with a ``paper.py`` is registered, and the lists the commands
+    read are the registry itself."""
+    from pathlib import Path
+
+    import pflnb.papers
+    from pflnb.experiments import claims as C
+    from pflnb.experiments.registry import PAPERS
+
+    packages = {p.parent.name for p in Path(pflnb.papers.__file__).parent.glob("*/paper.py")}
+    assert packages == set(PAPERS), f"register {sorted(packages - set(PAPERS))} in pflnb/experiments/registry.py"
+    assert C.PAPERS is PAPERS and pflnb.papers.PAPERS == tuple(PAPERS)

@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from pflnb import __version__, kernels
+from pflnb.experiments.registry import PAPERS as REGISTRY
 
 REPRODUCED = "reproduced"
 CONTRADICTED = "contradicted"
@@ -896,7 +897,7 @@ def mean_std_str(values: Sequence[float] | np.ndarray, scale: float = 100.0, dig
 
 # ---------------------------------------------------------------------------------------------------- the ledger
 
-PAPERS = {"lgmix": "LG-Mix", "fedco2": "Fed-CO2", "fedpg": "FedPG", "pmixfed": "pMixFed", "fedfac": "FedSplit/FedFac"}
+PAPERS = REGISTRY  # the one registry of papers (:mod:`pflnb.experiments.registry`): key → name
 COUNTED = (REPRODUCED, PARTIAL, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, DIVERGED)
 SKIPPED = (NOT_RUN,)  # counted only where a (main-scope) ledger has them
 

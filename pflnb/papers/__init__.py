@@ -15,4 +15,6 @@ Shared layers stay shared: :mod:`pflnb.fl`, :mod:`pflnb.algorithms` (one registr
 names every registry method, model and shared module the paper uses.
 """
 
-PAPERS = ("lgmix", "fedco2", "fedpg", "pmixfed", "fedfac")
+from pflnb.experiments.registry import PAPERS as REGISTRY
+
+PAPERS = tuple(REGISTRY)  # the keys of the one registry of papers (:mod:`pflnb.experiments.registry`)
