@@ -461,3 +461,16 @@ def test_a_named_confound_leaves_a_comparison_inconclusive_with_the_reason():
     flipped = C.compare(b, a)
     assert C.confounded(flipped, "x").verdict == C.INCONCLUSIVE  # a contradiction cannot stand either
     assert C.confounded(C.not_testable("no GPU"), "x").verdict == C.NOT_TESTABLE  # nothing decided: unchanged
+
+
+def test_claims_at_the_papers_own_setting_are_listed_under_the_readme_counts(tmp_path):
+    a, b = pair(diffs(5.0, 0.5))
+    C.write_claims([C.Claim("A beats B", "+5", C.compare(a, b), seeds=[0, 1, 2])], tmp_path / "fedpg" / "claims.csv")
+    assert C.paper_setting_text(C.paper_setting_claims(tmp_path)) == ""  # none decided at the paper's setting yet
+    own = C.Claim("Absolute numbers (G-acc .895)", ".895", C.value({0: 0.89, 1: 0.895, 2: 0.9}, 89.5, 1.0))
+    C.write_claims([own], tmp_path / "fedpg" / C.PAPER_SETTING_FILE)
+    text = C.readme_ledger_markdown(tmp_path)
+    assert text.endswith(
+        "At the paper's own setting (1, `figures/<paper>/claims-paper.csv`): FedPG, Absolute numbers: reproduced."
+    )
+    assert "| FedPG | 1 |" in text  # the cpu profile's counts stay the claims.csv's alone

@@ -1085,11 +1085,34 @@ SITE_LEDGER = "docs/ledger.md"
 SITE_LEDGER_HTML = "_site/html/ledger.html"
 
 
+PAPER_SETTING_FILE = "claims-paper.csv"  # under figures/<paper>/: claims decided at the paper's own setting
+
+
+def paper_setting_claims(root: str | Path | None = None) -> pd.DataFrame:
+    """The claims decided at their paper's own setting, no stand-in (``figures/<paper>/claims-paper.csv``, e.g.
+    :mod:`pflnb.papers.fedpg.paper_setting`), with a ``paper`` column naming the paper; empty when there are none."""
+    root = Path(root) if root is not None else figures_root()
+    frames = []
+    for key, name in PAPERS.items():
+        path = root / key / PAPER_SETTING_FILE
+        if path.exists():
+            frames.append(read_claims(path)[0].rename(columns={"paper": "paper value"}).assign(paper=name))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["paper", "claim", "verdict"])
+
+
+def paper_setting_text(table: pd.DataFrame) -> str:
+    """One README sentence on the claims decided at their paper's own setting ('' when there are none)."""
+    if table.empty:
+        return ""
+    items = "; ".join(f"{r.paper}, {r.claim.split(' (')[0]}: {r.verdict}" for r in table.itertuples(index=False))
+    return f"\n\nAt the paper's own setting ({len(table)}, `figures/<paper>/{PAPER_SETTING_FILE}`): {items}."
+
+
 def readme_ledger_markdown(root: str | Path | None = None) -> str:
     """The README's results overview: the count of claims per paper and verdict, and where every claim is (the
-    site's ledger page, ``pflnb claims``). Deterministic: no dates, no commit ids (``pflnb check-outputs`` compares
-    it before and after a reproduction)."""
-    return readme_ledger_text(ledger(root))
+    site's ledger page, ``pflnb claims``), then the claims decided at their paper's own setting. Deterministic: no
+    dates, no commit ids (``pflnb check-outputs`` compares it before and after a reproduction)."""
+    return readme_ledger_text(ledger(root)) + paper_setting_text(paper_setting_claims(root))
 
 
 def readme_ledger_text(table: pd.DataFrame) -> str:
