@@ -122,3 +122,16 @@ def test_a_record_of_other_kernels_is_imported_into_their_own_folder(shipped, tm
     assert first.path.startswith("smoke/") and (fresh / first.path).exists()
     moved = second.path.replace("smoke/", "smoke.avx2/", 1)
     assert second.cache_path() == moved and (fresh / moved).exists() and not (fresh / second.path).exists()
+
+
+def test_export_reads_the_logged_jobs_own_file_beside_another_jobs_of_the_same_key(shipped, tmp_path):
+    """Two jobs may share a label and key with other suffixes (a run's record and its final states, ``.final.pt``):
+    the run log names each job's suffix, so export ships the logged job's own file, not an ambiguity error."""
+    path, root, _ = shipped
+    first = next(REC.read_lines([path]))
+    sidecar = root / first.path.replace(".json", ".final.pt")
+    sidecar.write_bytes(b"not the run's record")
+    executed = path.parent.parent / "executed"
+    again = REC.export(executed, tmp_path / "again", root)
+    assert again["00_toy"]["records"] == 2
+    assert [ln.path for ln in REC.read_lines([tmp_path / "again" / "00_toy.jsonl.gz"])][0] == first.path

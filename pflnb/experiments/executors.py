@@ -451,7 +451,7 @@ def execute(
     with tqdm(total=len(jobs), desc=desc or executor.desc, disable=not progress or single) as bar:
         for i, hit in enumerate(cached):
             if hit:
-                log_event("loaded", jobs[i].describe(), **stage)
+                log_event("loaded", jobs[i].describe(), **stage, suffix=jobs[i].suffix)
                 bar.update()
         for u, unit_outcome in executor.outcomes(units, base, progress and single):
             for index, outcome in zip(unit_rows[u], _unstack(units[u], unit_outcome)):
@@ -499,7 +499,7 @@ def _take(
             _store(job, path, record)
         out[index] = record
         extra = {"not_cached": record["not_cached"]} if record.get("not_cached") else {}
-        log_event("computed", job.describe(), **stage, seconds=outcome.get("seconds"), **extra)
+        log_event("computed", job.describe(), **stage, seconds=outcome.get("seconds"), suffix=job.suffix, **extra)
     else:
         error, about = outcome["error"], job.describe()
         first_error = first_error or outcome.get("exception")

@@ -165,7 +165,9 @@ def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dic
         lines = []
         for event in logged_jobs(log):
             folder = root / kernels.cache_folder(event["profile"], event.get("seed"))  # the profile's, these kernels
-            name = f"{event['method']}-{event['key']}.*"
+            # the job's own file (two jobs may share a label and key: a run's record and its final states, .final.pt);
+            # logs written before the suffix was logged are matched on every suffix
+            name = f"{event['method']}-{event['key']}.{event.get('suffix') or '*'}"
             matches = [m for m in sorted(folder.glob(name)) if m.suffix not in (".ckpt", ".tmp")]
             if not matches and not event.get("kind"):
                 continue  # a job computed inside another (its engine run, not cached): the outer job's record holds it
