@@ -54,7 +54,7 @@ class KernelsNotHonoured(RuntimeError):
 
 
 def mode() -> str:
-    """The kernel mode this process runs under: ``$PFLNB_KERNELS`` (default ``avx2``), checked."""
+    """The kernel mode this process runs under: ``$PFLNB_KERNELS`` (default :data:`DEFAULT`), checked."""
     value = os.environ.get(ENV, "").strip().lower() or DEFAULT
     if value not in MODES:
         raise ValueError(f"{ENV} must be one of {sorted(MODES)}, got {value!r}")

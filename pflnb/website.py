@@ -34,6 +34,7 @@ import pandas as pd
 
 from pflnb.algorithms import describe_methods
 from pflnb.experiments import claims as C
+from pflnb.experiments.paper import EDGE_STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE_DIR = "_site"  # git-ignored: staged sources (src/), the HTML (html/), the browser test's screenshots
@@ -438,22 +439,25 @@ def tuning_edges_markdown(path: Path) -> list[str]:
         return []
     stuck = table[table["at edge after the rule"].astype(str) == "True"]
     before = int((table["at edge on the grid"].astype(str) == "True").sum())
+    dead = table[table.get("no value trained", pd.Series("", index=table.index)).astype(str) == "True"]
     lines = [
         "## Tuning: arms at an edge of their grid",
         "",
         f"Of the {len(table)} tuned cells (arm × setting) of this paper's experiments, {before} chose a value at an edge "
-        f"of the declared grid, and **{len(stuck)}** still sit at an edge after the grid-edge rule's four steps: those "
-        "arms were not tuned to an interior value, and their comparisons carry it ([verdict rule](/guides/verdict-rule), "
-        f"`figures/{path.parent.name}/tuning_edges.csv`).",
+        f"of the declared grid, and **{len(stuck)}** still sit at an edge after the grid-edge rule's {EDGE_STEPS} steps: "
+        "those arms were not tuned to an interior value, and their comparisons carry it "
+        f"([verdict rule](/guides/verdict-rule), `figures/{path.parent.name}/tuning_edges.csv`)"
+        + (f"; in **{len(dead)}** no value trained on every tuning seed (each diverged or collapsed)." if len(dead) else "."),
         "",
     ]
-    if len(stuck):
-        head = "".join(f"<th>{c}</th>" for c in ("experiment", "cell", "chosen"))
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (r.experiment, r.cell, r.chosen)) + "</tr>"
-            for r in stuck.itertuples(index=False)
-        )
-        lines += [f'<table class="pflnb-coverage"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>', ""]
+    for group in (stuck, dead):
+        if len(group):
+            head = "".join(f"<th>{c}</th>" for c in ("experiment", "cell", "chosen"))
+            rows = "".join(
+                "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (r.experiment, r.cell, r.chosen)) + "</tr>"
+                for r in group.itertuples(index=False)
+            )
+            lines += [f'<table class="pflnb-coverage"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>', ""]
     return lines
 
 

@@ -427,27 +427,31 @@ def test_a_consistency_check_is_not_testable_whatever_it_shows():
 
 
 def test_an_interval_between_zero_and_the_papers_effect_is_shown_and_counted_apart(tmp_path):
-    """Inconclusive, with the paper's effect beyond our whole interval away from zero: the verdict says 'smaller than
-    the paper's effect' and the ledger counts it apart (within the inconclusive count); an effect inside the interval,
-    or one our interval lies beyond (ours larger), does not count."""
+    """Inconclusive, with the paper's effect beyond our whole interval away from zero, on the side the claim states:
+    the verdict says 'smaller than the paper's effect' and the ledger counts it apart (within the inconclusive count).
+    An effect inside the interval, an interval beyond the effect (ours larger), or a paper effect against the claimed
+    direction does not count."""
     a, b = pair(diffs(1.0, 1.0))  # A − B = +1 ± 1 over 3 seeds: the 90 % interval [−0.69, +2.69] holds 0
-    o = C.compare(a, b)
-    assert o.verdict == C.INCONCLUSIVE and o.interval.lo < 0 < o.interval.hi < 5.0
-    big = C.Claim("A beats B by a lot", "+5", o, paper_effect="+5.00", effect_vs_ours=C.effect_position(o, 5.0))
-    near = C.Claim("A beats B a bit", "+2", o, paper_effect="+2.00", effect_vs_ours=C.effect_position(o, 2.0))
-    neg = C.Claim("A below B", "-5", o, paper_effect="-5.00", effect_vs_ours=C.effect_position(o, -5.0))
-    a2, b2 = pair(diffs(9.0, 1.0))  # [+7.3, +10.7]: larger than a paper effect of +5 (reproduced, not counted)
-    large = C.Claim("A beats B", "+5", C.compare(a2, b2), paper_effect="+5.00", effect_vs_ours="below")
+    up = C.compare(a, b)  # claimed: A above B
+    down = C.compare(a, b, higher=False)  # claimed: A below B, the same interval
+    assert up.verdict == down.verdict == C.INCONCLUSIVE and up.interval.lo < 0 < up.interval.hi < 5.0
+
+    def claim(outcome, effect, text="A beats B"):
+        return C.Claim(text, "", outcome, paper_effect=effect, effect_vs_ours=C.effect_position(outcome, float(effect)))
+
+    big, near = claim(up, "+5.00"), claim(up, "+2.00")
     assert big.smaller_than_paper and big.label == f"inconclusive (3 seeds; {C.SMALLER_THAN_PAPER})"
     assert not near.smaller_than_paper and near.label == "inconclusive (3 seeds)"  # +2 lies inside
-    assert neg.smaller_than_paper  # a negative effect of −5 below an interval that holds 0: ours is smaller
-    assert C.effect_position(large.outcome, 5.0) == "below" and not large.smaller_than_paper
-    assert C.smaller_than_paper("-5.00", "below") and not C.smaller_than_paper("+5.00", "below")
-    assert C.smaller_than_paper("x: +5.00; y: -3.00", "x: above; y: below")
-    assert not C.smaller_than_paper("x: +5.00; y: +1.00", "x: above; y: inside")  # every part, not one
-    C.write_claims([big, near, neg, large], tmp_path / "lgmix" / "claims.csv")
+    assert claim(down, "-5.00").smaller_than_paper  # claimed below: −5 lies below our interval, which reaches 0
+    assert not claim(up, "-5.00").smaller_than_paper  # the paper's effect against the claimed direction: ours larger
+    a2, b2 = pair(diffs(-3.0, 3.0))  # [−8.1, +2.1]: reaches below the paper's −1 on the claimed side (ours larger)
+    assert not claim(C.compare(a2, b2, higher=False), "-1.00").smaller_than_paper
+    parts = C.parts(x=up, y=down)  # per part: x claimed up with +5 above, y claimed down with −5 below
+    assert C.smaller_than_paper(parts, "x: +5.00; y: -5.00") and not C.smaller_than_paper(parts, "x: +5.00; y: +1.00")
+    assert not claim(C.equivalent(a, b, margin=0.5), "+5.00").smaller_than_paper  # no direction claimed
+    C.write_claims([big, near, claim(down, "-5.00"), claim(up, "-5.00")], tmp_path / "lgmix" / "claims.csv")
     counts = C.ledger_counts(C.ledger(tmp_path)).set_index("paper")
-    assert counts.loc["LG-Mix", C.INCONCLUSIVE] == 3 and counts.loc["LG-Mix", C.SMALLER_COUNT] == 2
+    assert counts.loc["LG-Mix", C.INCONCLUSIVE] == 4 and counts.loc["LG-Mix", C.SMALLER_COUNT] == 2
 
 
 def test_a_named_confound_leaves_a_comparison_inconclusive_with_the_reason():

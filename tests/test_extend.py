@@ -17,6 +17,7 @@ import pytest
 from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.algorithms.registry import REGISTRY, variant
 from pflnb.experiments import Serial, profile_config
+from pflnb.experiments import claims as R
 from pflnb.experiments.cache import RUN_LOG_ENV
 from pflnb.experiments.extend import compare_new_arm, with_arm
 from pflnb.experiments.jobs import load_record
@@ -77,7 +78,7 @@ def _expected_choice(method: str) -> tuple[float, list[float]]:
         record = load_record(path)
         vals = record["evals"][-1]["val_acc"]
         last, best = sum(vals) / len(vals), record["summary"]["best_val_acc"]
-        return float("-inf") if min(last, best) < 0.1 + 0.05 else best
+        return float("-inf") if min(last, best) < R.Floor(0.1).points / 100 else best
 
     scores = {lr: sum(one(lr, s) for s in (7, 8)) / 2 for lr in LRS}
     taken = {"below": 0, "above": 0}

@@ -223,8 +223,10 @@ def test_unusable_cached_records_are_set_aside_recomputed_and_listed(tmp_path):
     text = path.read_text()
     stale = {**json.loads(text), "kernels": {**rec["kernels"], "mode": "native"}}  # made under other CPU kernels
     bad_ones = [text[: len(text) // 2], json.dumps([1, 2]), json.dumps({"key": cfg.key()}), json.dumps({**rec, "summary": None})]
-    bad_ones += [json.dumps({**rec, "key": "0" * 16}), json.dumps(stale)]
+    changed = {**json.loads(text), "kernels": {**rec["kernels"], "MKL_CBWR": "AVX2"}}  # the mode's settings since changed
+    bad_ones += [json.dumps({**rec, "key": "0" * 16}), json.dumps(stale), json.dumps(changed)]
     reasons = ["truncated or not JSON", *["wrong shape"] * 4, "made under CPU kernels native, not portable"]
+    reasons += ["made under portable kernels with {'MKL_CBWR': 'AVX2'}, which that mode no longer sets"]
     for bad, reason in zip(bad_ones, reasons):
         path.write_text(bad)
         with pytest.warns(RecordSetAsideWarning, match=rf"{path.name} -> .*\.set-aside \(cached record .*{reason}"):

@@ -216,7 +216,7 @@ def test_each_arm_runs_with_its_choice_on_validation(tmp_path, monkeypatch):
         cfg = base.replace(method=method, lr=lr, seed=seed, method_params={} if mu is None else {"mu": mu})
         record = run(cfg, progress=False)
         last, best = sum(record["evals"][-1]["val_acc"]) / len(record["evals"][-1]["val_acc"]), record["summary"]["best_val_acc"]
-        return float("-inf") if min(last, best) < 0.1 + 0.05 else best
+        return float("-inf") if min(last, best) < R.Floor(0.1).points / 100 else best
 
     def choose(method: str, candidates: list[tuple[float, float | None]]) -> tuple[tuple[float, float | None], int]:
         score = lambda lr, mu: sum(one(method, lr, s, mu) for s in (7, 8)) / 2  # noqa: E731
@@ -343,6 +343,11 @@ def test_a_cell_whose_every_candidate_collapsed_is_not_extended(monkeypatch):
     assert choice({"label": "FedAvg"}) == ({"lr": LRS[0]}, {})
     assert sorted(set(table[table.label == "FedAvg"]["tuned:lr"])) == sorted(LRS) and set(table.step) == {0}
     assert set(table.excluded) == {"collapsed (best validation 11.0 %, last 11.0 %)"}
+    res = P.ExperimentResult(TOY.experiments[0], "smoke", table.iloc[:0], [], table)
+    edges = P.tuning_edges({"main": res}).set_index("cell")  # never extended: no edge to report, but said so
+    assert (
+        edges["no value trained"].all() and not edges["at edge on the grid"].any() and not edges["at edge after the rule"].any()
+    )
 
 
 def test_a_collapsed_verdict_seed_is_reported_in_the_claim_not_averaged_in_silently():

@@ -141,6 +141,7 @@ class Outcome:
     detail: str = ""
     parts: tuple[tuple[str, Outcome], ...] = ()
     p_against: float | None = None  # one-sided p-value of the test that contradicts the claim (None: no such test)
+    claimed: int = 0  # the sign the claim gives A − B (the interval's difference): +1, −1, or 0 (no direction claimed)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -313,17 +314,20 @@ def compare(
     if margin:
         ours += f"; claimed size δ = {margin:g}{_unit(unit)}"
     p = _p_below(claimed, margin)
+    sign = 1 if higher else -1
     if shown.n < 2:
-        return Outcome(INCONCLUSIVE, ours, shown, "one seed has no interval")
+        return Outcome(INCONCLUSIVE, ours, shown, "one seed has no interval", claimed=sign)
     if claimed.hi < 0:
-        return Outcome(CONTRADICTED, ours, shown, "the opposite holds", p_against=p)
+        return Outcome(CONTRADICTED, ours, shown, "the opposite holds", p_against=p, claimed=sign)
     if margin > 0 and claimed.hi < margin:
-        return Outcome(CONTRADICTED, ours, shown, f"smaller than claimed (δ = {margin:g} {unit})", p_against=p)
+        return Outcome(CONTRADICTED, ours, shown, f"smaller than claimed (δ = {margin:g} {unit})", p_against=p, claimed=sign)
     if claimed.lo > margin:
-        return Outcome(REPRODUCED, ours, shown, p_against=p)
+        return Outcome(REPRODUCED, ours, shown, p_against=p, claimed=sign)
     if margin > 0 and claimed.lo > 0:
-        return Outcome(INCONCLUSIVE, ours, shown, f"above 0, the claimed size δ = {margin:g} not shown", p_against=p)
-    return Outcome(INCONCLUSIVE, ours, shown, "the interval contains 0", p_against=p)
+        return Outcome(
+            INCONCLUSIVE, ours, shown, f"above 0, the claimed size δ = {margin:g} not shown", p_against=p, claimed=sign
+        )
+    return Outcome(INCONCLUSIVE, ours, shown, "the interval contains 0", p_against=p, claimed=sign)
 
 
 def equivalent(
@@ -393,7 +397,8 @@ def best(
         out = parts(**each)
         # the verdict stays the conjunction's; the interval, for the paper's effect, is the paper's own pair's
         interval = each[f"vs {paired}"].interval if paired is not None else None
-        return replace(out, ours=f"against every competitor (no validation counterpart): {out.ours}", interval=interval)
+        ours = f"against every competitor (no validation counterpart): {out.ours}"
+        return replace(out, ours=ours, interval=interval, claimed=1 if higher else -1)
     missing = sorted(set(others) - set(select))
     if missing:
         raise ValueError(f"best() needs a validation value of every competitor; missing {missing}")
@@ -626,30 +631,40 @@ def effect_position(outcome: Outcome, effect: float) -> str:
     return "above" if effect > iv.hi else "below" if effect < iv.lo else "inside"
 
 
-# The words an inconclusive verdict carries when its interval lies between zero and the paper's own effect (in every
-# part with an effect): our numbers rule out the size the paper reports, though not the claimed direction; the ledger
-# counts them apart (SMALLER_COUNT).
+# The words an inconclusive verdict carries when its interval lies between zero and the paper's own effect, on the side
+# the claim states (in every part with an effect): our numbers rule out the size the paper reports, though not the
+# claimed direction; the ledger counts them apart (SMALLER_COUNT).
 SMALLER_THAN_PAPER = "smaller than the paper's effect"
 
 
-def smaller_than_paper(paper_effect: str, effect_vs_ours: str) -> bool:
-    """Whether the paper's effect lies beyond our whole interval, away from zero, in every part where it was placed
-    (:func:`effect_text`'s two strings, e.g. '+2.74' and 'above', or 'Dir(0.1): +2.74; Dir(1.0): -1.10' and
-    'Dir(0.1): above; Dir(1.0): below'): a positive effect above our interval, a negative one below it. An effect on
-    the other side (ours larger than the paper's) or inside does not count."""
-    effects = [e.rsplit(":", 1)[-1].strip() for e in str(paper_effect or "").split(";")]
-    places = [w.rsplit(":", 1)[-1].strip() for w in str(effect_vs_ours or "").split(";")]
-    if len(effects) != len(places):
-        return False
-    judged = []
-    for e, w in zip(effects, places):
-        if w not in ("above", "inside", "below"):
-            continue
+def _effects(paper_effect: str) -> dict[str, float]:
+    """{part name ('' for one effect): value} of :func:`effect_text`'s first string ('+2.74', 'x: +2.74; y: -1.1')."""
+    out = {}
+    for item in str(paper_effect or "").split(";"):
+        name, _, value = item.rpartition(":")
         try:
-            value = float(e)
+            out[name.strip()] = float(value)
         except ValueError:
-            return False
-        judged.append((value > 0 and w == "above") or (value < 0 and w == "below"))
+            continue
+    return out
+
+
+def smaller_than_paper(outcome: Outcome, paper_effect: str) -> bool:
+    """Whether an inconclusive ``outcome`` rules out the paper's effect (``paper_effect``, :func:`effect_text`'s first
+    string) as too large: in every part with an effect, the claim states a direction (:attr:`Outcome.claimed`), the
+    paper's effect points that way, and our whole interval lies on zero's side of it. A paper effect against the
+    claimed direction, or an interval beyond the paper's effect (ours larger), does not count."""
+    if outcome.verdict != INCONCLUSIVE:
+        return False
+    named = dict(outcome.parts)
+    judged = []
+    for name, effect in _effects(paper_effect).items():
+        part = outcome if name == "" else named.get(name)
+        iv = part.interval if part is not None else None
+        if iv is None or iv.n < 2 or not math.isfinite(iv.lo):
+            continue
+        sign = part.claimed
+        judged.append(sign != 0 and effect * sign > 0 and (iv.hi < effect if sign > 0 else iv.lo > effect))
     return bool(judged) and all(judged)
 
 
@@ -746,7 +761,7 @@ class Claim:
     def smaller_than_paper(self) -> bool:
         """Whether an inconclusive claim's interval rules out the paper's own effect, lying between zero and it (in
         every part with an effect): the direction not shown, and the paper's size excluded (:data:`SMALLER_THAN_PAPER`)."""
-        return self.verdict == INCONCLUSIVE and smaller_than_paper(self.paper_effect, self.effect_vs_ours)
+        return smaller_than_paper(self.outcome, self.paper_effect)
 
     @property
     def label(self) -> str:
@@ -981,10 +996,8 @@ def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
         n = fragile.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
         checked = (claims["fragile"] != "").groupby(claims["paper"]).any().reindex(counts.index, fill_value=False)
         counts[FRAGILE] = [int(k) if c else NOT_CHECKED for k, c in zip(n, checked)]  # unchecked is not 0 fragile
-    blank = pd.Series("", index=claims.index)
-    effects = zip(claims.get("paper_effect", blank).fillna(""), claims.get("effect_vs_ours", blank).fillna(""))
-    smaller = pd.Series([smaller_than_paper(e, w) for e, w in effects], index=claims.index, dtype=bool)
-    below = (claims["category"] == INCONCLUSIVE) & smaller
+    labels = claims.get("verdict", pd.Series("", index=claims.index)).fillna("")
+    below = (claims["category"] == INCONCLUSIVE) & labels.str.contains(SMALLER_THAN_PAPER, regex=False)
     counts[SMALLER_COUNT] = below.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
     counts[OUR_CHECKS] = (source == OURS_SOURCE).groupby(table["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
     return counts.rename_axis(index="paper", columns=None).reset_index()

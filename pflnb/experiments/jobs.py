@@ -116,12 +116,20 @@ class Job:
         """The cached record, checked (:meth:`check`) and made under this process's kernel mode (else
         :class:`StaleRecord`)."""
         record = self.check(read_torch(path) if self.torch_format else read_json(path), path)
-        made = (record.get("kernels") or {}).get("mode") if isinstance(record.get("kernels"), dict) else None
+        about = record.get("kernels") if isinstance(record.get("kernels"), dict) else {}
+        made = about.get("mode")
         expected = kernels.record_mode(getattr(self, "seed", None))
         if made != expected:
             raise StaleRecord(
                 f"cached record {path} was made under CPU kernels {made or 'not recorded (before they were pinned)'}, "
                 f"not {expected} ({kernels.ENV})"
+            )
+        # a mode whose settings changed since (the generic mode's MKL branch, 2026-11-28) made other bits: stale too
+        changed = {v: about.get(v) for v, want in kernels.settings(expected).items() if about.get(v, want) != want}
+        if changed:
+            raise StaleRecord(
+                f"cached record {path} was made under {expected} kernels with {changed}, which that mode no longer sets "
+                f"({kernels.settings(expected)})"
             )
         return record
 

@@ -695,7 +695,8 @@ def _tune(
     rows: list[dict[str, Any]] = []
     records: dict[tuple[Any, ...], dict[int, list[dict[str, Any]]]] = {}  # cell → candidate → its records (chooser)
 
-    floor = R.Floor(experiment_chance(experiment, profile)).points / 100  # a collapsed tuning run rules out its candidate
+    chance = 1.0 / NUM_CLASSES.get(dataset, 10) if dataset else experiment_chance(experiment, profile)
+    floor = R.Floor(chance).points / 100  # a collapsed tuning run rules out its candidate
 
     def score(batch: list[tuple[dict[str, Any], ExperimentConfig]]) -> None:
         for (lab, _), record in zip(batch, _execute(experiment, batch, executor, progress, tuning=True)):
@@ -798,11 +799,15 @@ def tuned_experiments(
                 yield paper, experiment, tuning
 
 
+EDGE_COLUMNS = ["experiment", "cell", "chosen", "at edge on the grid", "at edge after the rule", "no value trained"]
+
+
 def edge_cells(tuning: pd.DataFrame) -> pd.DataFrame:
     """One row per tuned cell (setting or grid point, arm) of one experiment's tuning table: the cell, its final
     choice, whether its choice on the declared grid sat at an edge of a tuned numeric value (``at edge on the grid``),
     and whether its final choice still sits at one after the grid-edge rule (``at edge after the rule``: the cap was
-    reached, so the arm was not tuned to an interior value)."""
+    reached, so the arm was not tuned to an interior value); ``no value trained``: every value diverged or collapsed on
+    a tuning seed, so the cell was never extended and its choice (the first value) is no choice (neither edge flag)."""
     cells, values = tuning_columns(tuning)
     mean = tuning.groupby([*cells, "candidate"], sort=False).agg(
         **{v: (v, "first") for v in values}, val=("best_val_acc", "mean"), step=("step", "first"), chosen=("chosen", "first")
@@ -822,10 +827,10 @@ def edge_cells(tuning: pd.DataFrame) -> pd.DataFrame:
             )
         final = group[group.chosen].iloc[0]
         chosen = ", ".join(f"{v[6:]}={final[v]}" for v in values if pd.notna(final[v]))
-        rows.append(
-            {**dict(zip(cells, cell)), "chosen": chosen, "at edge on the grid": flags[0], "at edge after the rule": flags[1]}
-        )
-    return pd.DataFrame(rows, columns=[*cells, "chosen", "at edge on the grid", "at edge after the rule"])
+        untrained = bool((group.val == -math.inf).all())  # every value diverged or collapsed: never extended
+        edges = {"at edge on the grid": flags[0] and not untrained, "at edge after the rule": flags[1] and not untrained}
+        rows.append({**dict(zip(cells, cell)), "chosen": chosen, **edges, "no value trained": untrained})
+    return pd.DataFrame(rows, columns=[*cells, *EDGE_COLUMNS[2:]])
 
 
 def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
@@ -833,9 +838,6 @@ def edge_counts(tuning: pd.DataFrame) -> tuple[int, int, int]:
     edge after the grid-edge rule: its cap reached) of one experiment's tuning table (:func:`edge_cells`)."""
     t = edge_cells(tuning)
     return len(t), int(t["at edge on the grid"].sum()), int(t["at edge after the rule"].sum())
-
-
-EDGE_COLUMNS = ["experiment", "cell", "chosen", "at edge on the grid", "at edge after the rule"]
 
 
 def tuning_edges(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -848,7 +850,7 @@ def tuning_edges(results: Mapping[str, Any]) -> pd.DataFrame:
         if not isinstance(res, ExperimentResult) or res.tuning is None or res.tuning.empty:
             continue
         t = edge_cells(res.tuning)
-        cells = [c for c in t.columns if c not in ("chosen", "at edge on the grid", "at edge after the rule")]
+        cells = [c for c in t.columns if c not in EDGE_COLUMNS]
         t.insert(0, "cell", [" ".join(str(r[c]) for c in cells) for _, r in t.iterrows()])
         frames.append(t.drop(columns=cells).assign(experiment=name)[EDGE_COLUMNS])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EDGE_COLUMNS)

@@ -377,11 +377,11 @@ def tuning_table(phases: Sequence[tuple[str, Sequence[Any], Sequence[dict[str, A
 def tune(
     profile: str, seed: int | None = None, executor: Executor | None = None, progress: bool = True, **overrides: Any
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Tables 4–6, the paper's sequential order on the profile's tuning setting, one run per value: Λ at τ = median,
-    κ = 0.85; then τ (the q-quantile; q = 1 is τ = +∞) at the chosen Λ; then κ (the declared experiments ``tune_layers``,
-    ``tune_tau``, ``tune_kappa``, each on the choices so far). Each choice maximizes the best mean-validation accuracy
-    averaged over the tuning seeds (a value at which a seed diverges or collapses is ruled out); test accuracy is
-    recorded but never read. ``overrides``: config fields of every run (``device``, ``data_root``).
+    """Tables 4–6, the paper's sequential order on the profile's tuning setting, one run per value and tuning seed: Λ at
+    τ = median, κ = 0.85; then τ (the q-quantile; q = 1 is τ = +∞) at the chosen Λ; then κ (the declared experiments
+    ``tune_layers``, ``tune_tau``, ``tune_kappa``, each on the choices so far). Each choice maximizes the best mean-
+    validation accuracy averaged over the tuning seeds (a value at which a seed diverges or collapses is ruled out);
+    test accuracy is recorded but never read. ``overrides``: config fields of every run (``device``, ``data_root``).
     Returns the chosen FedFac parameters and the tuning table."""
     params: dict[str, Any] = dict(FEDFAC_DEFAULT)
     phases, setting = [], ""

@@ -244,7 +244,10 @@ def _beats_each(
         return next(iter(each.values()))
     out = parts(**each)
     interval = each[f"vs {paired}"].interval if paired in others else None
-    return replace(out, ours=f"against every competitor (no validation counterpart): {out.ours}", interval=interval)
+    claimed = each[f"vs {paired}"].claimed if paired in others else 0
+    return replace(
+        out, ours=f"against every competitor (no validation counterpart): {out.ours}", interval=interval, claimed=claimed
+    )
 
 
 def _at_scale(rule: Callable[[Mapping[str, Any]], Decided] | None = None, *, names: Sequence[str] = ()) -> Callable[..., Any]:
