@@ -96,6 +96,41 @@ def test_engine_stops_at_the_diverged_round():
     assert "summary" not in rec and "final" not in rec
 
 
+class _NanMessageAt:
+    """Wraps FedAvg: in round ``nan_round`` client 0 sends a NaN (its loss stays finite), and a server step that reads
+    a NaN raises, as FedMGDA+'s least squares does ('SVD did not converge')."""
+
+    def __new__(cls, nan_round: int):
+        base = get_algorithm_class("fedavg")
+
+        class Broken(base):
+            def finish_local(self, ctx, cid, server, client, plan, result):
+                up = super().finish_local(ctx, cid, server, client, plan, result)
+                if ctx.round == nan_round and cid == 0:
+                    (name, state), *_ = [(k, v) for k, v in up.message.items() if isinstance(v, dict)]
+                    key = next(iter(state))
+                    up.message[name] = {**state, key: state[key] * float("nan")}
+                return up
+
+            def aggregate(self, ctx, server, messages):
+                tensors = [t for m in messages.values() for v in m.values() if isinstance(v, dict) for t in v.values()]
+                if any(not torch.isfinite(t).all() for t in tensors if isinstance(t, torch.Tensor)):
+                    raise np.linalg.LinAlgError("SVD did not converge in Linear Least Squares")
+                return super().aggregate(ctx, server, messages)
+
+        return Broken.from_dict({})
+
+
+def test_a_non_finite_message_stops_the_run_before_the_server_step_reads_it():
+    data = make_toy_data()
+    settings = RunSettings(rounds=4, optim=OptimConfig(lr=0.05, batch_size=8), progress=False, participation=1.0)
+    model = lambda: build_model("mlp", data.input_shape, data.num_classes)  # noqa: E731
+    rec = run_simulation(_NanMessageAt(2), data, model, settings)  # no LinAlgError: the message check comes first
+    assert rec["divergence"]["round"] == 2 and rec["divergence"]["client"] == 0
+    assert rec["divergence"]["quantity"].startswith("message ") and rec["divergence"]["value"] == "nan"
+    assert [r["round"] for r in rec["rounds"]] == [1] and "summary" not in rec
+
+
 def test_diverged_run_is_recorded_cached_and_never_a_result(tmp_path):
     cfg = _tiny(lr=1e3)
     with pytest.warns(RunDivergedWarning, match=r"diverged at round 1, client \d+: train metric loss"):

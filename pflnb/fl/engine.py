@@ -253,14 +253,27 @@ def _tensor_leaves(value: Any, where: str = ""):
             yield from _tensor_leaves(v, f"{where}.{k}" if where else str(k))
 
 
-def check_finite(round_: int, updates: dict[int, ClientUpdate], server: dict[str, Any], clients: list[dict]) -> dict | None:
+def check_messages(round_: int, updates: dict[int, ClientUpdate]) -> dict | None:
+    """Before the server step: None if this round's training losses and the messages the clients send are finite;
+    otherwise where divergence showed first (as :func:`check_finite`). A server step fed a non-finite message may
+    raise instead of diverging (FedMGDA+'s least squares: 'SVD did not converge'), so the run stops here, recorded as
+    diverged, not failed."""
+    return check_finite(round_, updates, {}, [], messages=True)
+
+
+def check_finite(
+    round_: int, updates: dict[int, ClientUpdate], server: dict[str, Any], clients: list[dict], messages: bool = False
+) -> dict | None:
     """None if this round's training losses (metrics named ``*loss*``), the updated client states and the server
     state are finite; otherwise where divergence showed first: round, client (None: the server), quantity, value."""
     for cid, up in updates.items():
         for name, v in up.metrics.items():
             if "loss" in name and isinstance(v, float | int | torch.Tensor) and not math.isfinite(float(v)):
                 return {"round": round_, "client": cid, "quantity": f"train metric {name}", "value": str(float(v))}
-    parts = [(cid, "client state", clients[cid]) for cid in updates] + [(None, "server state", server)]
+    if messages:  # the messages the clients send (before the server step reads them)
+        parts = [(cid, "message", up.message) for cid, up in updates.items()]
+    else:
+        parts = [(cid, "client state", clients[cid]) for cid in updates] + [(None, "server state", server)]
     flags: dict[torch.device, list[torch.Tensor]] = {}
     for _, _, value in parts:
         for _, t in _tensor_leaves(value):
@@ -379,6 +392,11 @@ def simulate(
         t1 = time.perf_counter()
         for cid, up in updates.items():
             clients[cid] = up.client
+        divergence = check_messages(t, updates)
+        if divergence is not None:  # a non-finite message: the server step would read it (and may raise)
+            record["divergence"] = divergence
+            record["wall_time_s"] = earlier_s + time.perf_counter() - t_start
+            return record
         server = server_step(algorithm, ctx, server, {cid: up.message for cid, up in updates.items()})
         for cid in selected:
             clients[cid] = algorithm.after_aggregate(ctx, cid, server, clients[cid])
