@@ -109,8 +109,10 @@ ledger: env ## print every paper's claims and verdicts; rewrite the README's res
 
 # Shipped run records (records/<profile>/<notebook>.jsonl.gz): the cache behind the committed outputs, each record with
 # a digest of everything but its wall-clock fields. `make records` exports them after `make reproduce-all`; `make verify`
-# recomputes a random sample (VERIFY_N, seed printed; VERIFY_ARGS="--notebook 03_fedpg", "--all", "--seed S") in a
-# fresh cache and fails naming each mismatch; `make outputs` imports them and re-executes the notebooks from the cache.
+# recomputes a random sample (VERIFY_N, seed printed; VERIFY_ARGS="--notebook 03_fedpg", "--claim <its text>", "--all",
+# "--seed S") in a fresh cache and fails naming each mismatch; `make outputs` imports them, re-executes the notebooks
+# from the cache (recomputing what shipped as a digest only: a record file over 256 KiB) and imports them again, which
+# checks each recomputed file against its digest.
 VERIFY_N ?= 12
 VERIFY_ARGS ?=
 records: env ## export the records behind executed/$(PROFILE)/ into records/$(PROFILE)/ (after make reproduce-all)
@@ -122,6 +124,7 @@ verify: env data ## recompute VERIFY_N shipped records at random (stratified by 
 outputs: env data ## the committed outputs from the shipped records: import them, re-execute every notebook from the cache, check-outputs
 	$(VENV)/bin/pflnb records import --profile $(PROFILE)
 	$(MAKE) --no-print-directory check-outputs
+	$(VENV)/bin/pflnb records import --profile $(PROFILE)
 
 # The site: executed/$(PROFILE)/ when every notebook is there (after `make reproduce-all`), else executed/smoke/ (executed
 # first when needed); claims and figures from figures/. Output in _site/html (git-ignored); no server needed to view it.

@@ -274,22 +274,28 @@ def _cmd_records(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else REC.RECORDS / args.profile
         summary = REC.export(executed, out, root)
         for nb, info in summary.items():
-            print(f"{nb:24s} {info['records']:6d} records  {info['bytes'] / 2**20:8.2f} MiB")
+            only = f"  ({info['digest_only']} as digests only)" if info["digest_only"] else ""
+            print(f"{nb:24s} {info['records']:6d} records  {info['bytes'] / 2**20:8.2f} MiB{only}")
         total = sum(i["bytes"] for i in summary.values())
         print(f"{'all':24s} {sum(i['records'] for i in summary.values()):6d} records  {total / 2**20:8.2f} MiB -> {out}")
         return 0
     files = [Path(f) for f in args.files] or REC.shipped_files(profile=args.profile)
     counts = REC.import_records(files, root)
-    print(f"[pflnb] {counts['written']} records written, {counts['present']} already cached", end="")
-    if counts["different"]:
-        print(f"; {counts['different']} cached files differ from the shipped ones and were left as they are", end="")
+    print(f"[pflnb] {counts['written']} records written, {counts['present']} already cached and equal", end="")
+    if counts["missing"]:
+        print(f"; {counts['missing']} shipped as digests only: their notebooks recompute them (import again to check)", end="")
     print()
-    return 0
+    for where in counts["differ"]:
+        print(f"pflnb: differs: {where}: the cached file does not give the shipped digest (left as it is)", file=sys.stderr)
+    return 1 if counts["differ"] else 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.files] or REC.shipped_files(profile=args.profile)
     lines = list(REC.read_lines(files))
+    if args.claim is not None:
+        claim, lines = REC.claim_lines(lines, args.claim)
+        print(f"[pflnb] verify: the {len(lines)} shipped records read by {claim!r}")
     if args.all:
         chosen = [ln for ln in lines if args.notebook is None or ln.notebook == args.notebook]
     else:
@@ -527,7 +533,10 @@ def main(argv: list[str] | None = None) -> int:
     p_ver.add_argument("-n", type=int, default=8, help="records drawn (stratified by notebook and kind)")
     p_ver.add_argument("--seed", type=int, default=None, help="the draw's seed (default: random, printed)")
     p_ver.add_argument("--notebook", default=None, help="draw from this notebook's records only (e.g. 03_fedpg)")
-    p_ver.add_argument("--all", action="store_true", help="every record (of --notebook when given)")
+    p_ver.add_argument(
+        "--claim", default=None, help="draw from the records one claim read (the start of its text, as in its claims CSV)"
+    )
+    p_ver.add_argument("--all", action="store_true", help="every record (of --notebook or --claim when given)")
     p_ver.add_argument("--profile", default="cpu")
     p_ver.add_argument("--quiet", action="store_true")
     p_nb = sub.add_parser("notebooks", help="copy the notebooks (quickstart, one per paper, baselines) into a folder")

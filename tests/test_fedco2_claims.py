@@ -95,6 +95,7 @@ def test_feature_claims_compare_with_fedbn_and_the_strongest_baseline():
     assert cl[0].seeds == [0, 1, 2] and "Fed-CO2" in cl[0].outcome.ours and "FedBN" in cl[0].outcome.ours
     assert "strongest competitor FedBN (chosen on validation)" in cl[1].outcome.ours and "δ = 3" in cl[1].outcome.ours
     assert [c.source for c in cl] == ["paper", "paper", "ours"]
+    assert [list(c.reads) for c in cl] == [["feature"]] * 3 and claims_table(cl)["reads"].tolist() == ["feature"] * 3
     # Ditto (not one of the paper's baselines) above Fed-CO2 in every seed: the paper's claim is about its own baselines
     res = {"feature": result("feature", feature_records(best_other=("Ditto", 0.90)))}
     best = decided(BEST_FEATURE, res)

@@ -120,6 +120,7 @@ def test_grid_and_derived_claims():
     paper = Paper("toy", "", (exp,), (spec,), side={"x": ""})  # a side result in the paper's own setting
     (claim,) = decide(paper, {"x": 2})
     assert claim.verdict == R.REPRODUCED and claim.outcome.ours.startswith("x = 2")
+    assert list(claim.reads) == []  # a side value, not an experiment's runs: no records to verify
     (claim,) = decide(paper, {"x": -1})
     assert claim.verdict == R.CONTRADICTED
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 
+import pandas as pd
 import pytest
 
 from pflnb.cli import main
@@ -23,8 +24,8 @@ def shipped(tmp_path, monkeypatch):
     (executed / "runs").mkdir(parents=True)
     monkeypatch.setenv(RUN_LOG_ENV, str(executed / "runs" / "00_toy.jsonl"))
     cfg = profile_config("smoke", "digits5-lite", rounds=2, model="tiny-bn-cnn")
-    execute([RunJob(cfg.replace(seed=100))], Serial(), root=root, progress=False, kind="tuning")
-    execute([RunJob(cfg.replace(seed=0))], Serial(), root=root, progress=False, kind="verdict")
+    execute([RunJob(cfg.replace(seed=100))], Serial(), root=root, progress=False, kind="tuning", experiment="main")
+    execute([RunJob(cfg.replace(seed=0))], Serial(), root=root, progress=False, kind="verdict", experiment="main")
     monkeypatch.delenv(RUN_LOG_ENV)
     summary = REC.export(executed, tmp_path / "records", root)
     return tmp_path / "records" / "00_toy.jsonl.gz", root, summary
@@ -39,8 +40,9 @@ def _rewrite(path, change):
 def test_export_writes_one_line_per_logged_record_with_its_digest(shipped):
     path, root, summary = shipped
     lines = list(REC.read_lines([path]))
-    assert summary == {"00_toy": {"records": 2, "bytes": path.stat().st_size}}
+    assert summary == {"00_toy": {"records": 2, "digest_only": 0, "bytes": path.stat().st_size}}
     assert [ln.kind for ln in lines] == ["tuning", "verdict"]
+    assert [ln.experiments for ln in lines] == [("main",), ("main",)]
     for ln in lines:
         cached = json.loads((root / ln.path).read_text())
         assert ln.content == cached and ln.digest == REC.digest(cached)
@@ -62,8 +64,9 @@ def test_digest_leaves_out_wall_clock_and_the_machine_but_nothing_else(shipped):
 def test_import_fills_an_empty_cache_and_refuses_a_record_that_fails_its_digest(shipped, tmp_path):
     path, _, _ = shipped
     fresh = tmp_path / "fresh"
-    assert REC.import_records([path], fresh) == {"written": 2, "present": 0, "different": 0}
-    assert REC.import_records([path], fresh) == {"written": 0, "present": 2, "different": 0}
+    counts = lambda w, p: {"written": w, "present": p, "different": 0, "missing": 0, "differ": []}  # noqa: E731
+    assert REC.import_records([path], fresh) == counts(2, 0)
+    assert REC.import_records([path], fresh) == counts(0, 2)
 
     def tamper(lines):
         lines[1]["content"]["summary"]["test_acc"] += 0.01
@@ -135,3 +138,78 @@ def test_export_reads_the_logged_jobs_own_file_beside_another_jobs_of_the_same_k
     again = REC.export(executed, tmp_path / "again", root)
     assert again["00_toy"]["records"] == 2
     assert [ln.path for ln in REC.read_lines([tmp_path / "again" / "00_toy.jsonl.gz"])][0] == first.path
+
+
+def test_a_large_record_ships_its_digest_only_and_is_checked_once_recomputed(shipped, tmp_path, capsys):
+    """A record file above the inline size (LG-Mix's final model states) ships as its digest: import writes nothing
+    for it and counts it missing; once the notebook has recomputed it, a second import checks it against the digest
+    and fails naming it when it differs; verify skips it and never draws it at random."""
+    path, root, _ = shipped
+    executed = path.parent.parent / "executed"
+    limit = min((root / ln.path).stat().st_size for ln in REC.read_lines([path])) - 1  # every record is above it
+    summary = REC.export(executed, tmp_path / "digests", root, inline_max=limit)
+    assert summary["00_toy"]["digest_only"] == 2
+    shipped_file = tmp_path / "digests" / "00_toy.jsonl.gz"
+    lines = list(REC.read_lines([shipped_file]))
+    assert [(ln.encoding, ln.content, ln.shipped) for ln in lines] == [("digest", None, False)] * 2
+    assert [ln.digest for ln in lines] == [ln.digest for ln in REC.read_lines([path])]
+    fresh = tmp_path / "fresh"
+    assert REC.import_records([shipped_file], fresh)["missing"] == 2 and not fresh.exists()
+    assert REC.sample(lines, 5, seed=0) == []
+    assert [r["status"] for r in REC.verify(lines, progress=False)] == ["skipped", "skipped"]
+
+    for ln in lines:  # the notebook recomputes them: here, the same bytes
+        (fresh / ln.path).parent.mkdir(parents=True, exist_ok=True)
+        (fresh / ln.path).write_bytes((root / ln.path).read_bytes())
+    counts = REC.import_records([shipped_file], fresh)
+    assert (counts["present"], counts["missing"], counts["differ"]) == (2, 0, [])
+    changed = json.loads((fresh / lines[1].path).read_text())
+    changed["evals"][-1]["test_acc"][0] += 1e-9
+    (fresh / lines[1].path).write_text(json.dumps(changed))
+    assert main(["records", "import", str(shipped_file), "--root", str(fresh)]) == 1
+    assert f"differs: 00_toy: {lines[1].path}" in capsys.readouterr().err
+
+
+def _claims_csv(folder, rows):
+    from pflnb.experiments.claims import COLUMNS
+
+    folder.mkdir(parents=True)
+    table = pd.DataFrame([{c: "" for c in COLUMNS} | row for row in rows], columns=COLUMNS)
+    table.to_csv(folder / "claims.csv", index=False)
+
+
+def test_verify_claim_draws_the_records_of_the_experiments_the_claim_read(tmp_path, monkeypatch, capsys):
+    """``--claim``: the committed claims CSV names the experiments a verdict read (``reads``); only their runs, of
+    that paper's notebook, are drawn. Unknown, ambiguous and experiment-less claims are errors saying which."""
+    executed, root = tmp_path / "executed", tmp_path / "results"
+    (executed / "runs").mkdir(parents=True)
+    cfg = profile_config("smoke", "digits5-lite", rounds=1, model="tiny-bn-cnn")
+    for notebook, experiment, seed in (("01_toy", "table1", 0), ("01_toy", "fig2", 1), ("02_other", "table1", 2)):
+        monkeypatch.setenv(RUN_LOG_ENV, str(executed / "runs" / f"{notebook}.jsonl"))
+        execute([RunJob(cfg.replace(seed=seed))], Serial(), root=root, progress=False, kind="verdict", experiment=experiment)
+    monkeypatch.delenv(RUN_LOG_ENV)
+    REC.export(executed, tmp_path / "records", root)
+    lines = list(REC.read_lines(sorted((tmp_path / "records").glob("*.jsonl.gz"))))
+    figures = tmp_path / "figures"
+    _claims_csv(
+        figures / "toy",
+        [
+            {"claim": "A beats B on Table 1", "reads": "table1"},
+            {"claim": "A beats B in Fig. 2", "reads": "fig2"},
+            {"claim": "A check", "reads": ""},
+        ],
+    )
+    claim, drawn = REC.claim_lines(lines, "A beats B on", figures)
+    assert claim == "A beats B on Table 1"
+    assert [(ln.notebook, ln.record()["config"]["seed"]) for ln in drawn] == [("01_toy", 0)]  # not 02_other's table1
+    with pytest.raises(ValueError, match="2 claims start with 'A beats'"):
+        REC.claim_lines(lines, "A beats", figures)
+    with pytest.raises(ValueError, match="no committed claim starts with 'Z'"):
+        REC.claim_lines(lines, "Z", figures)
+    with pytest.raises(ValueError, match="names no experiment it read"):
+        REC.claim_lines(lines, "A check", figures)
+    monkeypatch.setattr(REC, "figures_root", lambda: figures)
+    files = [str(f) for f in sorted((tmp_path / "records").glob("*.jsonl.gz"))]
+    assert main(["verify", *files, "--claim", "A beats B in", "--all", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "the 1 shipped records read by 'A beats B in Fig. 2'" in out and "1 equal, 0 differ" in out

@@ -728,7 +728,8 @@ class Claim:
     ``paper_effect`` / ``effect_vs_ours``: the paper's own effect (A − B) and where it lies against our interval
     (inside, above, below). ``wall_clock``: decided from wall-clock times (``check-outputs`` lists, does not count, its
     changes). ``fragile``: 'fragile' when the verdict changed under a last-bit perturbation (``make robustness``),
-    'stable' when it did not, '' when not checked.
+    'stable' when it did not, '' when not checked. ``reads``: the experiments whose runs the verdict read (``pflnb
+    verify --claim`` recomputes their records).
     """
 
     claim: str
@@ -743,8 +744,11 @@ class Claim:
     effect_vs_ours: str = ""
     wall_clock: bool = False
     fragile: str = ""
+    reads: Sequence[str] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.reads, str):
+            raise TypeError(f"reads must be a sequence of experiment names, not the string {self.reads!r}")
         if not isinstance(self.stand_in, str) or self.stand_in != self.stand_in.strip():
             raise ValueError(f"stand_in must be the reason as a trimmed string ('' for none), got {self.stand_in!r}")
         if self.source not in (PAPER_SOURCE, OURS_SOURCE):
@@ -790,6 +794,7 @@ class Claim:
             "effect_vs_ours": self.effect_vs_ours,
             "wall_clock": "yes" if self.wall_clock else "",
             "fragile": self.fragile,
+            "reads": " ".join(self.reads),
         }
 
 
@@ -808,6 +813,7 @@ COLUMNS = [
     "effect_vs_ours",
     "wall_clock",
     "fragile",
+    "reads",
 ]
 # columns a CSV written by older code may lack, and the value they read as
 OPTIONAL = {
@@ -818,6 +824,7 @@ OPTIONAL = {
     "effect_vs_ours": "",
     "wall_clock": "",
     "fragile": "",
+    "reads": "",
 }
 CODE = "code"  # the CSV's last column: the code version the claims came from (:func:`code_version`)
 KERNELS = "kernels"  # ... and before it, the CPU kernels its notebook ran under (:func:`kernels_version`)

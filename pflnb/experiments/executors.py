@@ -391,6 +391,7 @@ def execute(
     progress: bool = True,
     desc: str | None = None,
     kind: str | None = None,
+    experiment: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every job's record, in input order: cached ones loaded, the others computed on ``executor`` (default:
     :func:`default_executor`) and cached as they arrive.
@@ -406,8 +407,9 @@ def execute(
     with ``not_cached`` set, and one RecordNotCachedWarning lists them all.
 
     Every job gets one line in the run log (:func:`~pflnb.experiments.cache.log_event`, when ``$PFLNB_RUN_LOG`` is
-    set) with this call's ``stage`` (the jobs of one call run together, the next call's after them) and ``kind`` (what
-    the caller computes: ``tuning``, ``verdict``, ...); a computed job's line has its ``seconds``
+    set) with this call's ``stage`` (the jobs of one call run together, the next call's after them), ``kind`` (what
+    the caller computes: ``tuning``, ``verdict``, ...) and ``experiment`` (the paper's experiment that asked, when
+    one did: ``pflnb verify --claim`` draws the records a claim read by it); a computed job's line has its ``seconds``
     (``benchmarks/reproduce_cost.py`` reads them).
     """
     jobs = list(jobs)
@@ -418,6 +420,7 @@ def execute(
     base = Path(root) if root is not None else results_root()
     paths = [job.path(base) for job in jobs]
     stage = {"stage": uuid.uuid4().hex[:12], **({"kind": kind} if kind else {})}
+    stage.update({"experiment": experiment} if experiment else {})
     out: list[dict[str, Any] | None] = [None] * len(jobs)
     set_aside: list[SetAside] = []
     for i, (job, path) in enumerate(zip(jobs, paths)):

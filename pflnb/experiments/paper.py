@@ -625,7 +625,8 @@ def _execute(
 ) -> list[dict[str, Any]]:
     make = (lambda cfg, arm: RunJob(cfg, experiment.protocol)) if tuning else experiment.make_job
     jobs = [make(cfg, experiment.arm(lab["label"])) for lab, cfg in runs]
-    records = execute(jobs, executor, progress=progress, kind="tuning" if tuning else "verdict")
+    kind = "tuning" if tuning else "verdict"
+    records = execute(jobs, executor, progress=progress, kind=kind, experiment=experiment.name)
     for (lab, _), record in zip(runs, records):
         record["label"] = lab["label"]
     warn_diverged(records)
@@ -1393,6 +1394,7 @@ def decide(paper: Paper, results: Mapping[str, Any], extended: bool = True, only
                 paper_effect=effect,
                 effect_vs_ours=where,
                 fragile=mark if checked else "",
+                reads=[name for name in reads.read if isinstance(results[name], ExperimentResult)],
                 **stated,
             )
         )

@@ -7,11 +7,16 @@ differences, as it should; the determinism guide). So each record ships with a *
 (:func:`stable`: wall-clock fields and the machine's description left out, the kernel mode kept).
 
 - :func:`export` reads a reproduction's run logs (``executed/<profile>/runs/<notebook>.jsonl``: every job a
-  notebook loaded or computed, with its kind, tuning or verdict) and writes ``records/<profile>/<notebook>.jsonl.gz``,
-  one line per record: its cache path, kind, digest and content.
+  notebook loaded or computed, with its kind, tuning or verdict, and the experiments that asked for it) and writes
+  ``records/<profile>/<notebook>.jsonl.gz``, one line per record: its cache path, kind, experiments, digest and
+  content. A record file larger than :data:`INLINE_MAX` bytes (LG-Mix's cached final model states, 1–8 MB each,
+  incompressible floats) ships its **digest only**: the notebook recomputes it, and a second import then checks the
+  recomputed file against that digest.
 - :func:`import_records` fills the results cache from such files; a line whose content does not give its digest is
   refused with an error naming it, before anything is written; a file already in the cache is never overwritten
-  (a different one is reported).
+  (a different one is reported), a digest-only line whose file exists is checked against its digest.
+- :func:`claim_lines` selects the records one claim read: the runs of the experiments its claims CSV row names
+  (column ``reads``).
 - :func:`verify` draws records at random (a printed seed; stratified so that every notebook and kind is drawn),
   recomputes each engine run from its config in a fresh cache, and compares digests; the first differing field is
   named.
@@ -37,12 +42,15 @@ import torch
 
 from pflnb import kernels
 from pflnb.experiments.cache import read_json, read_torch, results_root, strict_json, write_atomic, write_json_atomic
+from pflnb.experiments.claims import figures_root, read_claims
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Serial, execute
 from pflnb.experiments.jobs import TRANSIENT, RunJob
 from pflnb.fl.engine import to_jsonable
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"  # the repository's shipped records
+INLINE_MAX = 256 * 1024  # bytes: a record file larger than this ships its digest only (the notebook recomputes it)
+DIGEST_ONLY = "digest"  # the encoding of a line without content
 WALL_CLOCK = ("time", "wall_time_s", "seconds", "fa_time")  # keys whose values are wall-clock times, at any depth
 
 
@@ -99,7 +107,9 @@ def _diff(a: Any, b: Any, where: str) -> str | None:
 @dataclass
 class Line:
     """One shipped record: its cache ``path`` (relative to the results root), the ``notebook`` and ``kind`` (tuning,
-    verdict, ...) that asked for it, its digest, and its content (a JSON record, or a torch record in base64)."""
+    verdict, ...) that asked for it, the paper's ``experiments`` that read it (none for a job no experiment ran, an
+    older file's lines), its digest, and its content (a JSON record, a torch record in base64, or None: encoding
+    :data:`DIGEST_ONLY`)."""
 
     notebook: str
     kind: str
@@ -107,9 +117,20 @@ class Line:
     digest: str
     content: Any
     encoding: str = "json"
+    experiments: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.experiments = tuple(self.experiments)
+
+    @property
+    def shipped(self) -> bool:
+        """Whether the line holds its record (not its digest only)."""
+        return self.encoding != DIGEST_ONLY
 
     def record(self) -> Any:
         """The record the content holds."""
+        if not self.shipped:
+            raise ValueError(f"{self.where()}: shipped as its digest only; its notebook recomputes it")
         if self.encoding == "torch":
             return torch.load(io.BytesIO(base64.b64decode(self.content)), map_location="cpu", weights_only=False)
         return self.content
@@ -122,6 +143,8 @@ class Line:
         (:func:`pflnb.kernels.cache_folder`'s rule, read from the record's own ``kernels.mode``), so that a record of
         another kernel mode than today's default (the ``avx2`` pin's, say) is read by a process under that mode and
         never stands in for a record of the default kernels."""
+        if not self.shipped:
+            return self.path  # its folder as exported
         head, _, rest = self.path.partition("/")
         record = self.record()
         made = (record.get("kernels") or {}).get("mode") if isinstance(record, dict) else None
@@ -139,22 +162,26 @@ def _read_cached(path: Path) -> tuple[Any, str, Any]:
 
 
 def logged_jobs(run_log: Path) -> list[dict[str, Any]]:
-    """The jobs a notebook's run log names as loaded or computed (first mention of each key), with their kind."""
-    seen, out = set(), []
+    """The jobs a notebook's run log names as loaded or computed (first mention of each job: its method, key and
+    suffix), with their kind, and ``experiments``: every experiment that asked for the job, in order."""
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
     for line in run_log.read_text().splitlines():
         event = json.loads(line)
-        if event.get("event") not in ("loaded", "computed") or event.get("key") in seen:
+        if event.get("event") not in ("loaded", "computed"):
             continue
-        seen.add(event["key"])
-        out.append(event)
-    return out
+        job = (event.get("method"), event.get("key"), event.get("suffix"))
+        first = seen.setdefault(job, {**event, "experiments": []})
+        if event.get("experiment") and event["experiment"] not in first["experiments"]:
+            first["experiments"].append(event["experiment"])
+    return list(seen.values())
 
 
-def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dict[str, Any]]:
+def export(executed: Path, out: Path, root: Path | None = None, inline_max: int = INLINE_MAX) -> dict[str, dict[str, Any]]:
     """Write ``out/<notebook>.jsonl.gz`` for every run log under ``executed/runs/``: each record the notebook read
-    from the results cache ``root`` (default :func:`results_root`); returns per notebook its record count and size in
-    bytes. A logged job whose record is not in the cache is an error naming it, unless it ran inside another job
-    (no ``kind``: FedPG's P-model job computes its engine run uncached)."""
+    from the results cache ``root`` (default :func:`results_root`), a file larger than ``inline_max`` bytes as its
+    digest only; returns per notebook its record count, digest-only count and size in bytes. A logged job whose
+    record is not in the cache is an error naming it, unless it ran inside another job (no ``kind``: FedPG's P-model
+    job computes its engine run uncached)."""
     root = Path(root or results_root())
     logs = sorted((Path(executed) / "runs").glob("*.jsonl"))
     if not logs:
@@ -162,7 +189,7 @@ def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dic
     Path(out).mkdir(parents=True, exist_ok=True)
     summary = {}
     for log in logs:
-        lines = []
+        lines, digest_only = [], 0
         for event in logged_jobs(log):
             folder = root / kernels.cache_folder(event["profile"], event.get("seed"))  # the profile's, these kernels
             # the job's own file (two jobs may share a label and key: a run's record and its final states, .final.pt);
@@ -176,9 +203,12 @@ def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dic
                 raise FileNotFoundError(f"{log.stem}: the record of {event['method']} {event['key']} {what} under {folder}")
             path = matches[0]
             record, encoding, content = _read_cached(path)
+            if path.stat().st_size > inline_max:
+                encoding, content, digest_only = DIGEST_ONLY, None, digest_only + 1
             line = {
                 "notebook": log.stem,
                 "kind": event.get("kind") or "run",
+                "experiments": event["experiments"],
                 "path": path.relative_to(root).as_posix(),
                 "digest": digest(record),
                 "encoding": encoding,
@@ -188,7 +218,7 @@ def export(executed: Path, out: Path, root: Path | None = None) -> dict[str, dic
         target = Path(out) / f"{log.stem}.jsonl.gz"
         data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0)
         write_atomic(target, data)
-        summary[log.stem] = {"records": len(lines), "bytes": len(data)}
+        summary[log.stem] = {"records": len(lines), "digest_only": digest_only, "bytes": len(data)}
     return summary
 
 
@@ -217,19 +247,27 @@ class RecordDigestError(ValueError):
 def import_records(files: Sequence[Path], root: Path | None = None) -> dict[str, int]:
     """Fill the results cache ``root`` from shipped record files: every line's digest checked first (any mismatch:
     :class:`RecordDigestError` naming each, nothing written); then each record written where no file is, under the
-    folder of the kernels it was computed with (:meth:`Line.cache_path`), an existing file left as it is. Returns
-    counts: written, present (equal), different (an existing file with another digest)."""
+    folder of the kernels it was computed with (:meth:`Line.cache_path`), an existing file left as it is. A
+    digest-only line writes nothing: its file, where the notebook has recomputed it, is checked like any existing one.
+    Returns counts: written, present (equal), different (an existing file with another digest, listed in
+    ``differ``), missing (digest-only lines whose file is not there yet: their notebook recomputes them)."""
     root = Path(root or results_root())
     lines = list(read_lines(files))
-    bad = [ln.where() for ln in lines if digest(ln.record()) != ln.digest]
+    bad = [ln.where() for ln in lines if ln.shipped and digest(ln.record()) != ln.digest]
     if bad:
         raise RecordDigestError(f"{len(bad)} shipped record(s) do not match their digest, nothing imported: {', '.join(bad)}")
-    counts = {"written": 0, "present": 0, "different": 0}
+    counts: dict[str, Any] = {"written": 0, "present": 0, "different": 0, "missing": 0, "differ": []}
     for ln in lines:
         target = root / ln.cache_path()
         if target.exists():
             record, _, _ = _read_cached(target)
-            counts["present" if digest(record) == ln.digest else "different"] += 1
+            same = digest(record) == ln.digest
+            counts["present" if same else "different"] += 1
+            if not same:
+                counts["differ"].append(ln.where())
+            continue
+        if not ln.shipped:
+            counts["missing"] += 1
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         if ln.encoding == "torch":
@@ -241,9 +279,10 @@ def import_records(files: Sequence[Path], root: Path | None = None) -> dict[str,
 
 
 def sample(lines: Sequence[Line], n: int, seed: int, notebook: str | None = None) -> list[Line]:
-    """``n`` lines drawn at random with ``seed``, stratified: the strata (notebook, kind) are visited in turn, one
-    line each, until ``n`` are drawn (all of them when ``n`` exceeds the lines)."""
-    pool = [ln for ln in lines if notebook is None or ln.notebook == notebook]
+    """``n`` lines drawn at random with ``seed`` from those that hold their record (not digest-only), stratified: the
+    strata (notebook, kind) are visited in turn, one line each, until ``n`` are drawn (all of them when ``n`` exceeds
+    the lines)."""
+    pool = [ln for ln in lines if ln.shipped and (notebook is None or ln.notebook == notebook)]
     if notebook is not None and not pool:
         raise ValueError(f"no shipped record of notebook {notebook!r}")
     rng = random.Random(seed)
@@ -259,6 +298,45 @@ def sample(lines: Sequence[Line], n: int, seed: int, notebook: str | None = None
             if strata[key] and len(out) < n:
                 out.append(strata[key].pop())
     return out
+
+
+def claim_reads(text: str, figures: Path | None = None) -> tuple[str, str, tuple[str, ...]]:
+    """(paper, claim, experiments) of the one claim in the committed claims CSVs (``figures/<paper>/claims*.csv``)
+    whose text starts with ``text``: the experiments whose runs its verdict read (column ``reads``). No such claim,
+    several, or a row that names no experiment (a theory check, or a CSV written before the column) is an error
+    saying which."""
+    folder = Path(figures) if figures is not None else figures_root()
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    for path in sorted(folder.glob("*/claims*.csv")):
+        table, _ = read_claims(path)
+        for claim, reads in zip(table["claim"], table["reads"]):
+            if claim.startswith(text):
+                found[(path.parent.name, claim)] = tuple(reads.split())
+    if not found:
+        raise ValueError(f"no committed claim starts with {text!r} (the claims CSVs under {folder})")
+    if len(found) > 1:
+        shown = "; ".join(f"{p}: {c[:70]}" for p, c in list(found)[:5])
+        raise ValueError(f"{len(found)} claims start with {text!r}, give more of its text: {shown}")
+    (((paper, claim), reads),) = found.items()
+    if not reads:
+        raise ValueError(
+            f"{paper}: {claim!r} names no experiment it read (a check decided on no run, or a claims CSV written before "
+            "the 'reads' column: re-execute its notebook)"
+        )
+    return paper, claim, reads
+
+
+def claim_lines(lines: Sequence[Line], text: str, figures: Path | None = None) -> tuple[str, list[Line]]:
+    """The claim starting with ``text`` (:func:`claim_reads`) and the shipped lines of the runs it read: its paper's
+    notebook's records asked for by one of its experiments. None is an error naming the experiments."""
+    paper, claim, reads = claim_reads(text, figures)
+    pool = [ln for ln in lines if ln.notebook.partition("_")[2] == paper and set(ln.experiments) & set(reads)]
+    if not pool:
+        raise ValueError(
+            f"no shipped record of {paper}'s experiments {list(reads)} (read by {claim!r}); records exported before "
+            "the run logs named experiments hold none: export them again"
+        )
+    return claim, pool
 
 
 def recompute(line: Line) -> tuple[Any | None, str]:
@@ -281,9 +359,11 @@ def verify(lines: Sequence[Line], progress: bool = True) -> list[dict[str, Any]]
     rows = []
     for i, ln in enumerate(lines):
         t0 = time.perf_counter()
-        shipped = ln.record()
         row = {"notebook": ln.notebook, "kind": ln.kind, "path": ln.path}
-        if digest(shipped) != ln.digest:
+        shipped = ln.record() if ln.shipped else None
+        if not ln.shipped:
+            row.update(status="skipped", detail="shipped as its digest only: `pflnb records import` checks it once recomputed")
+        elif digest(shipped) != ln.digest:
             row.update(status="differs", detail="the shipped content does not give its digest")
         else:
             fresh, why = recompute(ln)
