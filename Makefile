@@ -107,7 +107,7 @@ ledger: env ## print every paper's claims and verdicts; rewrite the README's res
 	$(VENV)/bin/pflnb claims --update-readme
 	$(VENV)/bin/pflnb claims
 
-# Shipped run records (records/<profile>/<notebook>.jsonl.gz): the cache behind the committed outputs, each record with
+# Shipped run records (records/<profile>/<notebook>.jsonl.xz): the cache behind the committed outputs, each record with
 # a digest of everything but its wall-clock fields. `make records` exports them after `make reproduce-all`; `make verify`
 # recomputes a random sample (VERIFY_N, seed printed; VERIFY_ARGS="--notebook 03_fedpg", "--claim <its text>", "--all",
 # "--seed S") in a fresh cache and fails naming each mismatch; `make outputs` imports them, re-executes the notebooks

@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         "records", help="export the run records behind a reproduction (records/<profile>/), or import shipped ones"
     )
     p_recs.add_argument("action", choices=("export", "import"))
-    p_recs.add_argument("files", nargs="*", help="import: shipped record files (default: records/<profile>/*.jsonl.gz)")
+    p_recs.add_argument("files", nargs="*", help="import: shipped record files (default: records/<profile>/*.jsonl.xz)")
     p_recs.add_argument("--profile", default="cpu", help="the profile (export: the executed folder's name, e.g. cpu-main)")
     p_recs.add_argument("--executed", default=None, help="export: the executed folder with runs/ (default executed/<profile>)")
     p_recs.add_argument("--out", default=None, help="export: the output folder (default records/<profile>)")
@@ -529,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     p_ver = sub.add_parser(
         "verify", help="recompute a random sample of the shipped records and compare them bit for bit (wall clock aside)"
     )
-    p_ver.add_argument("files", nargs="*", help="shipped record files (default: records/<profile>/*.jsonl.gz)")
+    p_ver.add_argument("files", nargs="*", help="shipped record files (default: records/<profile>/*.jsonl.xz)")
     p_ver.add_argument("-n", type=int, default=8, help="records drawn (stratified by notebook and kind)")
     p_ver.add_argument("--seed", type=int, default=None, help="the draw's seed (default: random, printed)")
     p_ver.add_argument("--notebook", default=None, help="draw from this notebook's records only (e.g. 03_fedpg)")

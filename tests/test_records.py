@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 
 import pandas as pd
 import pytest
@@ -28,13 +29,13 @@ def shipped(tmp_path, monkeypatch):
     execute([RunJob(cfg.replace(seed=0))], Serial(), root=root, progress=False, kind="verdict", experiment="main")
     monkeypatch.delenv(RUN_LOG_ENV)
     summary = REC.export(executed, tmp_path / "records", root)
-    return tmp_path / "records" / "00_toy.jsonl.gz", root, summary
+    return tmp_path / "records" / "00_toy.jsonl.xz", root, summary
 
 
 def _rewrite(path, change):
-    lines = [json.loads(t) for t in gzip.open(path, "rt").read().splitlines()]
+    lines = [json.loads(t) for t in lzma.open(path, "rt").read().splitlines()]
     change(lines)
-    path.write_bytes(gzip.compress(("\n".join(json.dumps(x) for x in lines) + "\n").encode()))
+    path.write_bytes(lzma.compress(("\n".join(json.dumps(x) for x in lines) + "\n").encode()))
 
 
 def test_export_writes_one_line_per_logged_record_with_its_digest(shipped):
@@ -137,7 +138,7 @@ def test_export_reads_the_logged_jobs_own_file_beside_another_jobs_of_the_same_k
     executed = path.parent.parent / "executed"
     again = REC.export(executed, tmp_path / "again", root)
     assert again["00_toy"]["records"] == 2
-    assert [ln.path for ln in REC.read_lines([tmp_path / "again" / "00_toy.jsonl.gz"])][0] == first.path
+    assert [ln.path for ln in REC.read_lines([tmp_path / "again" / "00_toy.jsonl.xz"])][0] == first.path
 
 
 def test_a_large_record_ships_its_digest_only_and_is_checked_once_recomputed(shipped, tmp_path, capsys):
@@ -149,7 +150,7 @@ def test_a_large_record_ships_its_digest_only_and_is_checked_once_recomputed(shi
     limit = min((root / ln.path).stat().st_size for ln in REC.read_lines([path])) - 1  # every record is above it
     summary = REC.export(executed, tmp_path / "digests", root, inline_max=limit)
     assert summary["00_toy"]["digest_only"] == 2
-    shipped_file = tmp_path / "digests" / "00_toy.jsonl.gz"
+    shipped_file = tmp_path / "digests" / "00_toy.jsonl.xz"
     lines = list(REC.read_lines([shipped_file]))
     assert [(ln.encoding, ln.content, ln.shipped) for ln in lines] == [("digest", None, False)] * 2
     assert [ln.digest for ln in lines] == [ln.digest for ln in REC.read_lines([path])]
@@ -189,7 +190,7 @@ def test_verify_claim_draws_the_records_of_the_experiments_the_claim_read(tmp_pa
         execute([RunJob(cfg.replace(seed=seed))], Serial(), root=root, progress=False, kind="verdict", experiment=experiment)
     monkeypatch.delenv(RUN_LOG_ENV)
     REC.export(executed, tmp_path / "records", root)
-    lines = list(REC.read_lines(sorted((tmp_path / "records").glob("*.jsonl.gz"))))
+    lines = list(REC.read_lines(sorted((tmp_path / "records").glob("*.jsonl.xz"))))
     figures = tmp_path / "figures"
     _claims_csv(
         figures / "toy",
@@ -209,7 +210,21 @@ def test_verify_claim_draws_the_records_of_the_experiments_the_claim_read(tmp_pa
     with pytest.raises(ValueError, match="names no experiment it read"):
         REC.claim_lines(lines, "A check", figures)
     monkeypatch.setattr(REC, "figures_root", lambda: figures)
-    files = [str(f) for f in sorted((tmp_path / "records").glob("*.jsonl.gz"))]
+    files = [str(f) for f in sorted((tmp_path / "records").glob("*.jsonl.xz"))]
     assert main(["verify", *files, "--claim", "A beats B in", "--all", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "the 1 shipped records read by 'A beats B in Fig. 2'" in out and "1 equal, 0 differ" in out
+
+
+def test_an_earlier_gzip_export_still_reads_and_a_new_export_replaces_it(shipped, tmp_path):
+    """records/paper/ ships a gzip file from before the xz format: it reads line for line like the xz one; exporting
+    the same notebook again writes the xz file and removes the gzip one, so no record is read twice."""
+    path, root, _ = shipped
+    old = path.with_name("00_toy.jsonl.gz")
+    old.write_bytes(gzip.compress(lzma.open(path).read()))
+    path.unlink()
+    assert REC.shipped_files(path.parent) == [old]
+    assert [ln.digest for ln in REC.read_lines([old])] == [ln.digest for ln in REC.read_lines([old])] != []
+    digests = [ln.digest for ln in REC.read_lines([old])]
+    REC.export(path.parent.parent / "executed", path.parent, root)
+    assert REC.shipped_files(path.parent) == [path] and [ln.digest for ln in REC.read_lines([path])] == digests

@@ -8,10 +8,10 @@ differences, as it should; the determinism guide). So each record ships with a *
 
 - :func:`export` reads a reproduction's run logs (``executed/<profile>/runs/<notebook>.jsonl``: every job a
   notebook loaded or computed, with its kind, tuning or verdict, and the experiments that asked for it) and writes
-  ``records/<profile>/<notebook>.jsonl.gz``, one line per record: its cache path, kind, experiments, digest and
-  content. A record file larger than :data:`INLINE_MAX` bytes (LG-Mix's cached final model states, 1–8 MB each,
-  incompressible floats) ships its **digest only**: the notebook recomputes it, and a second import then checks the
-  recomputed file against that digest.
+  ``records/<profile>/<notebook>.jsonl.xz`` (xz: 40 % smaller than gzip on these files), one line per record: its
+  cache path, kind, experiments, digest and content. A record file larger than :data:`INLINE_MAX` bytes (LG-Mix's
+  cached final model states, 1–8 MB each, incompressible floats) ships its **digest only**: the notebook recomputes
+  it, and a second import then checks the recomputed file against that digest.
 - :func:`import_records` fills the results cache from such files; a line whose content does not give its digest is
   refused with an error naming it, before anything is written; a file already in the cache is never overwritten
   (a different one is reported), a digest-only line whose file exists is checked against its digest.
@@ -29,6 +29,7 @@ import gzip
 import hashlib
 import io
 import json
+import lzma
 import random
 import tempfile
 import time
@@ -49,6 +50,7 @@ from pflnb.experiments.jobs import TRANSIENT, RunJob
 from pflnb.fl.engine import to_jsonable
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"  # the repository's shipped records
+SUFFIX = ".jsonl.xz"  # a shipped record file's name: <notebook>.jsonl.xz
 INLINE_MAX = 256 * 1024  # bytes: a record file larger than this ships its digest only (the notebook recomputes it)
 DIGEST_ONLY = "digest"  # the encoding of a line without content
 WALL_CLOCK = ("time", "wall_time_s", "seconds", "fa_time")  # keys whose values are wall-clock times, at any depth
@@ -177,11 +179,11 @@ def logged_jobs(run_log: Path) -> list[dict[str, Any]]:
 
 
 def export(executed: Path, out: Path, root: Path | None = None, inline_max: int = INLINE_MAX) -> dict[str, dict[str, Any]]:
-    """Write ``out/<notebook>.jsonl.gz`` for every run log under ``executed/runs/``: each record the notebook read
-    from the results cache ``root`` (default :func:`results_root`), a file larger than ``inline_max`` bytes as its
-    digest only; returns per notebook its record count, digest-only count and size in bytes. A logged job whose
-    record is not in the cache is an error naming it, unless it ran inside another job (no ``kind``: FedPG's P-model
-    job computes its engine run uncached)."""
+    """Write ``out/<notebook>.jsonl.xz`` (replacing an older ``.jsonl.gz`` of it) for every run log under
+    ``executed/runs/``: each record the notebook read from the results cache ``root`` (default :func:`results_root`),
+    a file larger than ``inline_max`` bytes as its digest only; returns per notebook its record count, digest-only
+    count and size in bytes. A logged job whose record is not in the cache is an error naming it, unless it ran inside
+    another job (no ``kind``: FedPG's P-model job computes its engine run uncached)."""
     root = Path(root or results_root())
     logs = sorted((Path(executed) / "runs").glob("*.jsonl"))
     if not logs:
@@ -215,17 +217,18 @@ def export(executed: Path, out: Path, root: Path | None = None, inline_max: int 
                 "content": content,
             }
             lines.append(json.dumps(line, sort_keys=True, allow_nan=False))
-        target = Path(out) / f"{log.stem}.jsonl.gz"
-        data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=9, mtime=0)
+        target = Path(out) / f"{log.stem}{SUFFIX}"
+        data = lzma.compress(("\n".join(lines) + "\n").encode(), preset=9 | lzma.PRESET_EXTREME)
         write_atomic(target, data)
+        (Path(out) / f"{log.stem}.jsonl.gz").unlink(missing_ok=True)  # the earlier format of the same records
         summary[log.stem] = {"records": len(lines), "digest_only": digest_only, "bytes": len(data)}
     return summary
 
 
 def read_lines(files: Iterable[Path]) -> Iterator[Line]:
-    """Every line of shipped record files."""
+    """Every line of shipped record files (``.jsonl.xz``, or gzip's ``.jsonl.gz`` of earlier exports)."""
     for f in files:
-        with gzip.open(f, "rt") as handle:
+        with (gzip.open if str(f).endswith(".gz") else lzma.open)(f, "rt") as handle:
             for text in handle:
                 if text.strip():
                     yield Line(**json.loads(text))
@@ -234,7 +237,7 @@ def read_lines(files: Iterable[Path]) -> Iterator[Line]:
 def shipped_files(folder: Path | None = None, profile: str = "cpu") -> list[Path]:
     """The shipped record files of ``profile`` (default folder: the repository's ``records/<profile>``)."""
     folder = Path(folder) if folder is not None else RECORDS / profile
-    files = sorted(folder.glob("*.jsonl.gz"))
+    files = sorted([*folder.glob(f"*{SUFFIX}"), *folder.glob("*.jsonl.gz")])
     if not files:
         raise FileNotFoundError(f"no shipped records under {folder} (`pflnb records export` writes them)")
     return files
