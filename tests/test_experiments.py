@@ -138,6 +138,7 @@ def test_claims_helpers():
         "effect_vs_ours",
         "wall_clock",
         "fragile",
+        "reads",
     ]
     assert df.verdict[0] == "reproduced"
 

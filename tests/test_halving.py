@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-import pflnb.experiments.paper as P
+import pflnb.experiments.tuning as P
 from pflnb.experiments import profile_config, run
 from pflnb.experiments.halving import Grid, Halving, NotInCache, halving_report, rung_budgets, runs_needed, score_at
 from pflnb.experiments.paper import Arm, Compare, Experiment, Paper, Tune

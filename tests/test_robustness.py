@@ -61,7 +61,7 @@ def test_decide_marks_fragile_claims_and_the_ledger_counts_them(tmp_path, monkey
         "toy,once fragile,contradicted,inconclusive,fragile,ok [criterion: x],b\n"  # checked when it was contradicted
         'toy,timed,inconclusive,reproduced,fragile,"1.1× [0.9, 1.3]",b\n'  # wall-clock: its numbers differ every run
     )
-    monkeypatch.setattr(P.R, "figures_root", lambda: tmp_path)
+    monkeypatch.setattr(C, "figures_root", lambda: tmp_path)
     assert fragility("toy")["always true"] == (C.FRAGILE, C.REPRODUCED, "ok [criterion: x]")
     spec = P.Derived("always true", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")
     other = P.Derived("also true", "yes", lambda r: (C.check(True, "ok", criterion="x"), None), ours="a test claim")

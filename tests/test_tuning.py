@@ -273,7 +273,7 @@ def test_without_tuning_seeds_the_arms_run_as_declared():
 
 def test_the_choice_reads_validation_never_test(monkeypatch):
     """Synthetic tuning records whose validation and test accuracies disagree: the choice follows validation."""
-    import pflnb.experiments.paper as P
+    import pflnb.experiments.tuning as P
 
     def fake_execute(experiment, runs, executor, progress, tuning=False):
         out = []
@@ -298,7 +298,7 @@ def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(mon
     """Validation accuracy that keeps rising as the lr falls: the rule steps below the grid EDGE_STEPS times (the cap)
     and stops there; one that peaks one step beyond: it stops at the interior choice; counts of arms at an edge
     before/after."""
-    import pflnb.experiments.paper as P
+    import pflnb.experiments.tuning as P
 
     def fake_execute(experiment, runs, executor, progress, tuning=False):
         out = []
@@ -333,7 +333,7 @@ def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(mon
 def test_a_cell_whose_every_candidate_collapsed_is_not_extended(monkeypatch):
     """No candidate trained on every seed: there is no edge to follow, so the grid is not extended; the choice is the
     first candidate and the table says why each run was ruled out."""
-    import pflnb.experiments.paper as P
+    import pflnb.experiments.tuning as P
 
     def fake_execute(experiment, runs, executor, progress, tuning=False):
         return [{"summary": {"best_val_acc": 0.11, "test_acc": 0.5}, "evals": [{"val_acc": [0.11]}]} for _ in runs]
@@ -355,7 +355,7 @@ def test_a_collapsed_verdict_seed_is_reported_in_the_claim_not_averaged_in_silen
     (the floor is chance 10 % + 5 points), and a claim whose runs all trained says nothing of collapse."""
     import pandas as pd
 
-    import pflnb.experiments.paper as P
+    import pflnb.experiments.tuning as P
 
     def record(seed, best, last, test):
         return {"summary": {"best_val_acc": best, "test_acc": test}, "evals": [{"val_acc": [best]}, {"val_acc": [last]}]}
@@ -370,3 +370,54 @@ def test_a_collapsed_verdict_seed_is_reported_in_the_claim_not_averaged_in_silen
     fine = [record(s, 0.8, 0.8, t) for lab, s, t in rows]
     (clean,) = decide(TOY, {"main": P.ExperimentResult(exp, "smoke", table, fine)})
     assert "collapsed" not in clean.outcome.ours
+
+
+def test_a_comparison_with_an_arm_whose_tuning_found_no_trainable_value_is_not_testable():
+    """An arm each of whose tuning candidates diverged or collapsed on some tuning seed runs its first value, not a
+    choice: its verdict runs may clear the floor by chance, but a comparison with it says nothing of the methods, so
+    the rule reads it as an arm that did not train. One candidate that trained on every seed makes it tuned again."""
+    import math
+
+    import pandas as pd
+
+    import pflnb.experiments.tuning as P
+
+    def record(seed, test):
+        return {"summary": {"best_val_acc": 0.8, "test_acc": test}, "evals": [{"val_acc": [0.8]}]}
+
+    exp = TOY.experiments[0]
+    rows = [("FedAvg", s, 0.3 + 0.01 * s) for s in range(3)] + [("FedProx", s, 0.7 + 0.01 * s) for s in range(3)]
+    table = pd.DataFrame([{"label": lab, "seed": s, "test_acc": t} for lab, s, t in rows])
+    records = [record(s, t) for _, s, t in rows]
+
+    def tuning(fedavg_scores):  # FedAvg's candidates 0 and 1 on tuning seeds 100 and 101; FedProx trains at both
+        out = []
+        for label, scores in (("FedAvg", fedavg_scores), ("FedProx", [[0.7, 0.7], [0.6, 0.6]])):
+            for k, per_seed in enumerate(scores):
+                out += [
+                    {
+                        "label": label,
+                        "seed": 100 + i,
+                        "candidate": k,
+                        "tuned:lr": [0.01, 0.1][k],
+                        "best_val_acc": v,
+                        "chosen": k == 0,
+                        "step": 0,
+                    }
+                    for i, v in enumerate(per_seed)
+                ]
+        return pd.DataFrame(out)
+
+    # every candidate has a failed tuning seed (0: seed 101 collapsed; 1: seed 100 diverged): no value trained
+    untrained = P.ExperimentResult(exp, "smoke", table, records, tuning([[0.5, -math.inf], [-math.inf, 0.5]]))
+    assert "FedAvg: every value tried diverged or collapsed" == untrained.untuned("FedAvg")
+    assert untrained.untuned("FedProx") == "" and isinstance(untrained.values("FedAvg"), R.Untuned)
+    (claim,) = decide(TOY, {"main": untrained})
+    assert claim.verdict == R.NOT_TESTABLE and "FedAvg had no value that trained on the tuning seeds" in claim.label
+    # candidate 0 trained on both seeds: FedAvg is tuned, its 30 % clears the floor, and the claim is decided
+    tuned = P.ExperimentResult(exp, "smoke", table, records, tuning([[0.5, 0.5], [-math.inf, 0.5]]))
+    assert tuned.untuned("FedAvg") == "" and type(tuned.values("FedAvg")) is dict
+    (claim,) = decide(TOY, {"main": tuned})
+    assert claim.verdict == R.REPRODUCED
+    with R.floor(None):  # a rule without a floor (a claim about the failure itself) reads the values as they are
+        assert R.did_not_train("FedAvg", untrained.values("FedAvg")) == ""

@@ -236,11 +236,25 @@ def floor(rule: Floor | None) -> Iterator[None]:
         _FLOOR.reset(token)
 
 
+class Untuned(dict):
+    """{seed: value} of an arm whose tuning found no value that trained: every candidate diverged or collapsed below
+    the floor on a tuning seed, so its runs use the first value tried, not a choice (``why`` says which cell).
+    :func:`did_not_train` treats it as an arm that did not train: a comparison with an untuned arm says nothing about
+    the methods (:meth:`~pflnb.experiments.result.ExperimentResult.values` returns it)."""
+
+    def __init__(self, values: Mapping[int, float], why: str) -> None:
+        super().__init__(values)
+        self.why = why
+
+
 def did_not_train(name: str, values: Values, scale: float = 100.0) -> str:
-    """'<name> did not train (<acc> %, chance <c> %)' when the floor in effect marks the arm failed, else ''."""
+    """'<name> did not train (<acc> %, chance <c> %)' when the floor in effect marks the arm failed, '<name> had no
+    value that trained on the tuning seeds (...)' for :class:`Untuned` values while a floor is in effect, else ''."""
     rule = _FLOOR.get()
     if rule is None:
         return ""
+    if isinstance(values, Untuned):
+        return f"{name} had no value that trained on the tuning seeds ({values.why}; its runs are untuned)"
     v = np.array(list(_as_seed_map(values, name).values()), dtype=float) * scale
     if not np.all(np.isfinite(v)):
         return ""
