@@ -421,3 +421,33 @@ def test_a_comparison_with_an_arm_whose_tuning_found_no_trainable_value_is_not_t
     assert claim.verdict == R.REPRODUCED
     with R.floor(None):  # a rule without a floor (a claim about the failure itself) reads the values as they are
         assert R.did_not_train("FedAvg", untrained.values("FedAvg")) == ""
+
+
+def test_run_experiment_marks_the_untuned_arms_runs_and_a_papers_own_helper_passes_the_mark_on(monkeypatch):
+    """FedAvg's tuning runs all diverge (every lr is ruled out): ``run_experiment`` marks each of its verdict runs
+    (table column and record), FedProx's stay unmarked, and a paper's own per-seed helper (FedFac's ``by_seed``)
+    returns the mark to the floor rule, so a comparison read through it is not testable."""
+    import pflnb.experiments.tuning as P
+    from pflnb.papers.fedfac.claims import by_seed
+
+    def fake_execute(experiment, runs, executor, progress, tuning=False):
+        out = []
+        for lab, cfg in runs:
+            if tuning and lab["label"] == "FedAvg":
+                out.append({"status": "diverged", "summary": {}})
+            else:
+                acc = 0.3 if lab["label"] == "FedAvg" else 0.7
+                config = {"method": cfg.method, "dataset": cfg.dataset, "seed": cfg.seed, "method_params": {}}
+                out.append({"summary": {"best_val_acc": acc, "test_acc": acc}, "evals": [{"val_acc": [acc]}], "config": config})
+        return out
+
+    monkeypatch.setattr(P, "_execute", fake_execute)
+    res = P.run_experiment(TOY, "main", "smoke", progress=False)
+    marks = dict(zip(res.table["label"], res.table["untuned"]))
+    assert marks["FedAvg"].startswith("FedAvg") and marks["FedProx"] == ""
+    assert [r.get("untuned", "") != "" for r in res.records] == [lab == "FedAvg" for lab in res.table["label"]]
+    fedavg = by_seed(res.table, "test_acc", label="FedAvg")
+    assert isinstance(fedavg, R.Untuned) and type(by_seed(res.table, "test_acc", label="FedProx")) is dict
+    with R.floor(R.Floor(0.1)):
+        out = R.compare(by_seed(res.table, "test_acc", label="FedProx"), fedavg, names=("FedProx", "FedAvg"))
+    assert out.verdict == R.NOT_TESTABLE and "FedAvg had no value that trained" in out.detail

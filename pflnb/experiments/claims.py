@@ -247,6 +247,17 @@ class Untuned(dict):
         self.why = why
 
 
+def marked(values: Mapping[int, float], rows: object) -> dict[int, float]:
+    """``values`` as :class:`Untuned` when the table ``rows`` they were read from holds a run of an untuned arm (a
+    non-empty ``untuned`` column, set by :func:`~pflnb.experiments.tuning.run_experiment`), else as they are: how a
+    paper's own per-seed helpers pass the mark on to the floor rule."""
+    if "untuned" in getattr(rows, "columns", ()):
+        why = sorted({str(w) for w in rows["untuned"] if isinstance(w, str) and w})
+        if why:
+            return Untuned(values, "; ".join(why))
+    return dict(values)
+
+
 def did_not_train(name: str, values: Values, scale: float = 100.0) -> str:
     """'<name> did not train (<acc> %, chance <c> %)' when the floor in effect marks the arm failed, '<name> had no
     value that trained on the tuning seeds (...)' for :class:`Untuned` values while a floor is in effect, else ''."""

@@ -69,7 +69,14 @@ def run_experiment(
     records = _execute(experiment, runs, executor, progress)
     labels = pd.DataFrame([lab for lab, _ in runs])
     metrics = summary_table(records).drop(columns=["method", "dataset", "seed"])
-    return ExperimentResult(experiment, profile, pd.concat([labels, metrics], axis=1), records, tuning)
+    result = ExperimentResult(experiment, profile, pd.concat([labels, metrics], axis=1), records, tuning)
+    untuned = [result.untuned(lab["label"], **{k: v for k, v in lab.items() if k not in ("label", "seed")}) for lab, _ in runs]
+    if any(untuned):  # each run of an arm whose tuning found no value that trained, marked (R.marked reads it)
+        result.table["untuned"] = untuned
+        for record, why in zip(records, untuned):
+            if why:
+                record["untuned"] = why
+    return result
 
 
 def _with_arms(experiment: Experiment, arms: Sequence[str]) -> Experiment:

@@ -18,6 +18,7 @@ import torch
 
 from pflnb import device as resolve_device
 from pflnb.data import build_federated
+from pflnb.experiments.claims import marked
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Executor, execute
 from pflnb.experiments.paper import Experiment, ExperimentResult
@@ -200,7 +201,7 @@ def per_seed(table: pd.DataFrame, method: str, column: str = "test_acc", by: str
         raise ValueError(f"no rows with {by} == {method!r}; present: {sorted(table[by].unique())}")
     if rows.seed.duplicated().any():
         raise ValueError(f"{by} == {method!r} has several rows per seed; select one setting first")
-    return {int(s): float(v) for s, v in zip(rows.seed, rows[column])}
+    return marked({int(s): float(v) for s, v in zip(rows.seed, rows[column])}, rows)
 
 
 # ---- ablations (Tables 5, 10, 11, 12) and Fig. 7 --------------------------------------------------------------

@@ -30,6 +30,7 @@ from pflnb.experiments.claims import (
     compare,
     consistency,
     equivalent,
+    marked,
     most,
     not_testable,
     parts,
@@ -122,7 +123,7 @@ def by_seed(t: pd.DataFrame, column: str, **where: Any) -> dict[int, float]:
         sel = sel[sel[k] == v]
     if sel["seed"].duplicated().any():
         raise ValueError(f"by_seed: several rows per seed for {where}")
-    return {int(s): float(x) for s, x in zip(sel["seed"], sel[column])}
+    return marked({int(s): float(x) for s, x in zip(sel["seed"], sel[column])}, sel)
 
 
 def _common(*maps: Mapping[int, float]) -> list[dict[int, float]]:

@@ -50,6 +50,7 @@ from pflnb.experiments.claims import (
     compare,
     equivalent,
     identity,
+    marked,
     most,
     not_testable,
     parts,
@@ -142,7 +143,7 @@ def seed_values(records: list[dict[str, Any]], col: str, variant: str | None = N
     (``variant`` None) or a P2 variant."""
     t = pm_table(records, ["x"] * len(records), c_s=c_s, variant=variant)
     vals = t["L"] - t["G"] if col == "drop" else t[col]
-    return {int(s): float(v) for s, v in zip(t["seed"], vals)}
+    return marked({int(s): float(v) for s, v in zip(t["seed"], vals)}, t)
 
 
 def internal_means(records: list[dict[str, Any]], key: str) -> dict[int, float]:

@@ -211,6 +211,8 @@ def pm_table(records: list[dict[str, Any]], labels: list[str], c_s: float = S_AC
             row[name], row[name + "_std"] = float(v.mean()), float(v.std())
         row["GM"] = float(np.mean(gm["1.0"])) if gm else np.nan
         row["GM_std"] = float(np.std(gm["1.0"])) if gm else np.nan
+        if r.get("untuned"):  # a run of an arm whose tuning found no value that trained (R.marked reads it)
+            row["untuned"] = r["untuned"]
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 from scipy.stats import pearsonr, spearmanr
 
+from pflnb.experiments.claims import marked
 from pflnb.experiments.tables import mean_std
 from pflnb.models import build_model
 from pflnb.theory import ntk as T
@@ -371,7 +372,7 @@ def per_seed(summ: pd.DataFrame, label: str, col: str = "test_acc") -> dict[int,
         raise ValueError(f"no rows labelled {label!r}; labels are {sorted(summ.label.unique())}")
     if rows.seed.duplicated().any():
         raise ValueError(f"several rows per seed for {label!r}: aggregate first")
-    return dict(zip(rows.seed.astype(int), rows[col].astype(float)))
+    return marked(dict(zip(rows.seed.astype(int), rows[col].astype(float))), rows)
 
 
 def train_loss_by_seed(cur: pd.DataFrame) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from pflnb.algorithms.pmixfed import mu_sigmoid
 from pflnb.data import ClientData, FederatedDataset, build_federated
+from pflnb.experiments.claims import marked
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.jobs import EvalProtocol
 from pflnb.experiments.paper import ExperimentResult
@@ -149,6 +150,8 @@ def unseen_table(result: ExperimentResult) -> pd.DataFrame:
         out[when] = [float(np.mean(r["unseen"][when])) if r.get("unseen") else np.nan for r in result.records]
     out["seen"] = result.table["test_acc"]
     out["seen_last"] = result.table["last_test_acc"]
+    if "untuned" in result.table.columns:  # runs of an arm whose tuning found no value that trained
+        out["untuned"] = result.table["untuned"]
     return out
 
 
@@ -291,7 +294,7 @@ def per_seed(df: pd.DataFrame, metric: str, **where: Any) -> dict[int, float]:
         d = d[d[col] == v]
     if d.empty:
         raise ValueError(f"no rows with {where}")
-    return {int(k): float(v) for k, v in d.groupby("seed")[metric].mean().items()}
+    return marked({int(k): float(v) for k, v in d.groupby("seed")[metric].mean().items()}, d)
 
 
 def mu_rule_residual(records: Iterable[dict[str, Any]]) -> float:
