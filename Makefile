@@ -111,7 +111,7 @@ ledger: env ## print every paper's claims and verdicts; rewrite the README's res
 # a digest of everything but its wall-clock fields. `make records` exports them after `make reproduce-all`; `make verify`
 # recomputes a random sample (VERIFY_N, seed printed; VERIFY_ARGS="--notebook 03_fedpg", "--claim <its text>", "--all",
 # "--seed S") in a fresh cache and fails naming each mismatch; `make outputs` imports them, re-executes the notebooks
-# from the cache (recomputing what shipped as a digest only: a record file over 256 KiB) and imports them again, which
+# from the cache (recomputing what shipped as a digest only: a record file over 1 MiB) and imports them again, which
 # checks each recomputed file against its digest.
 VERIFY_N ?= 12
 VERIFY_ARGS ?=
