@@ -252,6 +252,9 @@ def test_p_against_is_the_one_sided_t_test_of_the_contradiction():
         ((REP, CON, CON), 2, C.CONTRADICTED),  # 2 of 3 contradicted: fewer than 2 can hold
         ((REP, CON, INC), 2, C.INCONCLUSIVE),
         ((REP, NT, NT), 2, C.NOT_TESTABLE),
+        # 3 of 5 needed: 2 not testable and 1 contradicted leave 2 that could hold: the testable parts cannot make 3
+        ((REP, INC, CON, NT, NT), 3, C.NOT_TESTABLE),
+        ((REP, INC, INC, NT, NT), 3, C.INCONCLUSIVE),
     ],
 )
 def test_in_most_cases(verdicts, k, whole):

@@ -1,740 +1,73 @@
-"""The one verdict rule behind every claims table, and the ledger of all papers' claims.
+"""A decided claim (:class:`Claim`: the claim, the paper's value, the outcome of the rule, its provenance) and the
+claims CSV each notebook writes and the ledger reads.
 
-Every claim a paper notebook tests is decided here, by the kind of claim it is:
-
-* **comparative** ("A beats B", "A beats B by δ points"): the unit is the seed. Per-seed paired differences
-  (same seed = same data, partition and init for both methods) give a two-sided 90 % t-interval of the mean
-  difference (n − 1 degrees of freedom). **reproduced** when the interval lies on the claimed side of 0 (and does
-  not lie entirely below a claimed margin δ); **contradicted** when it lies on the other side of 0, or entirely below
-  δ ("smaller than claimed"); **inconclusive (n seeds)** otherwise. One seed has no interval: inconclusive whatever
-  its size. Ranking claims ("A is best") compare A with its strongest competitor by the same rule (:func:`best`).
-* **identities and theory checks**: **reproduced** when the residual is within a stated tolerance, else
-  **contradicted** (:func:`identity`, :func:`check`).
-* **value claims** ("≈ X %"): the t-interval of the value against X ± a stated tolerance (:func:`value`).
-* **partially reproduced** only for a claim declared with named parts, each with its own verdict (:func:`parts`);
-  **not testable at this scale** for what the profile cannot run, with the reason (:func:`not_testable`).
-* A claim on an extended experiment (a sweep or an analogue added for coverage) that a main-scope reproduction
-  skipped is **not run**, with where it runs (:func:`not_run`); the committed ledger comes from the full reproduction,
-  so it has none.
-* A run that diverged has no accuracy: a claim that needs it is **diverged**, never a number.
-* A claim decided by a criterion other than the paper's own statement (a weaker sufficient condition, a toy in place
-  of the paper's setting, a threshold of ours, a reconstructed formula) is declared a **stand-in** with the reason
-  (``Claim(..., stand_in=...)``): its shown verdict says '(stand-in)', the ledger lists the reasons, and its
-  category (so every count) is the verdict's.
+The rule that decides claims is :mod:`pflnb.experiments.verdicts`; the ledger of all papers' claims is
+:mod:`pflnb.experiments.ledger`. This module also gathers their public names, so that a paper's rules read
+``R.compare``, ``R.REPRODUCED``, ... from one place (``from pflnb.experiments import claims as R``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import math
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from pflnb import __version__, kernels
-from pflnb.experiments.registry import PAPERS as REGISTRY
-
-REPRODUCED = "reproduced"
-CONTRADICTED = "contradicted"
-INCONCLUSIVE = "inconclusive"
-PARTIAL = "partially reproduced"
-NOT_TESTABLE = "not testable at this scale"
-DIVERGED = "diverged"
-NOT_RUN = "not run"
-VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, PARTIAL, NOT_TESTABLE, DIVERGED, NOT_RUN)
-LEVEL = 0.90  # two-sided confidence level of every interval
-ALPHA = (1 - LEVEL) / 2  # the one-sided level that matches it: an interval beyond a bound ⇔ a one-sided p ≤ ALPHA
-
-Values = Mapping[int, float] | Sequence[float] | np.ndarray
-
-
-@dataclass(frozen=True)
-class Interval:
-    """Mean of ``n`` values and its two-sided t-interval at ``level`` (NaN bounds when n < 2)."""
-
-    mean: float
-    lo: float
-    hi: float
-    n: int
-    level: float = LEVEL
-    digits: int = 2
-
-    def __str__(self) -> str:
-        d = self.digits
-        if self.n < 2:
-            return f"{self.mean:+.{d}f} (1 seed, no interval)"
-        return f"{self.mean:+.{d}f} [{self.lo:+.{d}f}, {self.hi:+.{d}f}]"
-
-
-def _in_points(scale: float, unit: str) -> bool:
-    """Values shown in percentage points: fractions scaled by 100, or values already in points (unit 'points…')."""
-    return scale >= 100 or unit.startswith("points")
-
-
-def _digits(scale: float, unit: str = "") -> int:
-    """Decimals shown for values in percentage points (2) or raw units (4)."""
-    return 2 if _in_points(scale, unit) else 4
-
-
-def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL, digits: int = 2) -> Interval:
-    """Mean and two-sided ``level`` Student-t interval (n − 1 degrees of freedom) of ``values``."""
-    v = np.asarray(values, dtype=float).ravel()
-    if v.size == 0:
-        raise ValueError("t_interval needs at least one value")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
-    mean = float(v.mean())
-    if v.size < 2:
-        return Interval(mean, math.nan, math.nan, 1, level, digits)
-    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return Interval(mean, mean - half, mean + half, int(v.size), level, digits)
-
-
-def _as_seed_map(values: Values, name: str) -> dict[int, float]:
-    if isinstance(values, Mapping):
-        return {int(k): float(v) for k, v in values.items()}
-    return {i: float(v) for i, v in enumerate(np.asarray(values, dtype=float).ravel())}
-
-
-def paired_differences(a: Values, b: Values) -> np.ndarray:
-    """Per-seed differences a − b; mappings are matched by seed (the seed sets must be equal), sequences by position."""
-    if isinstance(a, Mapping) != isinstance(b, Mapping):
-        raise ValueError("pass both values as {seed: value} mappings or both as sequences aligned by seed")
-    ma, mb = _as_seed_map(a, "a"), _as_seed_map(b, "b")
-    if set(ma) != set(mb):
-        raise ValueError(f"paired comparison needs the same seeds for both sides: {sorted(ma)} vs {sorted(mb)}")
-    if not ma:
-        raise ValueError("paired comparison needs at least one seed")
-    keys = sorted(ma)
-    return np.array([ma[k] - mb[k] for k in keys])
-
-
-def _mean_sd(values: Values, scale: float, unit: str = "") -> str:
-    v = np.array(list(_as_seed_map(values, "v").values())) * scale
-    sd = float(v.std(ddof=1)) if v.size > 1 else 0.0
-    d = 1 if _in_points(scale, unit) else 3
-    return f"{v.mean():.{d}f} ± {sd:.{d}f}"
-
-
-def _unit(unit: str) -> str:
-    return f" {unit}" if unit else ""
-
-
-def _seed_word(n: int) -> str:
-    return f"{n} seed" + ("" if n == 1 else "s")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a rule concluded: the verdict, what we measured (``ours``), the interval (if any) and a detail."""
-
-    verdict: str
-    ours: str
-    interval: Interval | None = None
-    detail: str = ""
-    parts: tuple[tuple[str, Outcome], ...] = ()
-    p_against: float | None = None  # one-sided p-value of the test that contradicts the claim (None: no such test)
-    claimed: int = 0  # the sign the claim gives A − B (the interval's difference): +1, −1, or 0 (no direction claimed)
-
-    def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
-
-    @property
-    def n(self) -> int | None:
-        """Seeds behind the interval (None for rules without one); for a claim in parts, the parts' common count."""
-        if self.interval is not None:
-            return self.interval.n
-        counts = {o.n for _, o in self.parts} - {None}
-        return counts.pop() if len(counts) == 1 else None
-
-    @property
-    def label(self) -> str:
-        """The verdict as shown: 'inconclusive (n seeds)', 'contradicted (smaller than claimed)', ..."""
-        return self.shown()
-
-    def shown(self, *extra: str) -> str:
-        """The verdict as shown, with ``extra`` words in its parentheses: 'reproduced (stand-in)',
-        'contradicted (criterion fails; stand-in)', 'inconclusive (3 seeds; stand-in)'."""
-        words = []
-        if self.verdict == INCONCLUSIVE and self.n is not None:
-            words.append(_seed_word(self.n))
-        if self.detail and (
-            self.verdict in (CONTRADICTED, NOT_TESTABLE, DIVERGED, NOT_RUN) or self.detail.startswith((HOLM_DEMOTED, CONFOUNDED))
-        ):
-            words.append(self.detail)
-        words += [e for e in extra if e]
-        return f"{self.verdict} ({'; '.join(words)})" if words else self.verdict
-
-
-def _diverged(*values: Values) -> bool:
-    return any(not np.all(np.isfinite(list(_as_seed_map(v, "v").values()))) for v in values)
-
-
-# ---- the sizes of words -----------------------------------------------------------------------------------------------
-
-# What a paper's words of size commit to, in accuracy points (of 100), the same in every paper: a fixed fraction of the
-# scale, declared here once and never read from the effect of the claim being decided (a margin equal to the paper's
-# own effect would put a reproduction that matched the paper exactly on the boundary, failing about half the time).
-# Where a paper states a number ("less than 1 %"), the number is the criterion instead.
-WORD_SIZES: dict[str, float] = {
-    "much": 2.0,  # a claimed size δ: "much", "markedly", "far": a fiftieth of the scale
-    "about equal": 2.0,  # an equivalence margin ε: "maintains", "≈", "nearly identical", "comparable"
-    "a little": 10.0,  # an equivalence margin ε: "a little", "slightly" (a loss the paper admits): a tenth
-}
-
-
-def word_size(word: str) -> float:
-    """The size :data:`WORD_SIZES` gives the word class ``word`` (points); KeyError naming the classes otherwise."""
-    if word not in WORD_SIZES:
-        raise KeyError(f"no size for {word!r}; the word classes are {sorted(WORD_SIZES)}")
-    return WORD_SIZES[word]
-
-
-# ---- arms that did not train ---------------------------------------------------------------------------------------
-
-FLOOR_MARGIN = 5.0  # points above chance: an arm whose mean accuracy stays below chance + this did not train
-
-
-@dataclass(frozen=True)
-class Floor:
-    """The one rule for arms that did not train: mean accuracy over the seeds below chance (1 / classes) plus
-    :data:`FLOOR_MARGIN` points. :func:`decide <pflnb.experiments.paper.decide>` sets it for each claim from the
-    experiments the claim reads (:func:`floor`)."""
-
-    chance: float  # as a fraction
-    margin: float = FLOOR_MARGIN  # in points
-
-    def __post_init__(self) -> None:
-        if not 0 < self.chance < 1 or not self.margin >= 0:
-            raise ValueError(f"a floor needs 0 < chance < 1 and margin >= 0, got {self.chance}, {self.margin}")
-
-    @property
-    def points(self) -> float:
-        """The floor in percentage points."""
-        return 100 * self.chance + self.margin
-
-
-_FLOOR: contextvars.ContextVar[Floor | None] = contextvars.ContextVar("pflnb_floor", default=None)
-
-
-@contextlib.contextmanager
-def floor(rule: Floor | None) -> Iterator[None]:
-    """Within the block, accuracy comparisons check each side against ``rule`` (None: no floor, e.g. for a claim
-    whose statement is the failure itself)."""
-    token = _FLOOR.set(rule)
-    try:
-        yield
-    finally:
-        _FLOOR.reset(token)
-
-
-class Untuned(dict):
-    """{seed: value} of an arm whose tuning found no value that trained: every candidate diverged or collapsed below
-    the floor on a tuning seed, so its runs use the first value tried, not a choice (``why`` says which cell).
-    :func:`did_not_train` treats it as an arm that did not train: a comparison with an untuned arm says nothing about
-    the methods (:meth:`~pflnb.experiments.result.ExperimentResult.values` returns it)."""
-
-    def __init__(self, values: Mapping[int, float], why: str) -> None:
-        super().__init__(values)
-        self.why = why
-
-
-def marked(values: Mapping[int, float], rows: object) -> dict[int, float]:
-    """``values`` as :class:`Untuned` when the table ``rows`` they were read from holds a run of an untuned arm (a
-    non-empty ``untuned`` column, set by :func:`~pflnb.experiments.tuning.run_experiment`), else as they are: how a
-    paper's own per-seed helpers pass the mark on to the floor rule."""
-    if "untuned" in getattr(rows, "columns", ()):
-        why = sorted({str(w) for w in rows["untuned"] if isinstance(w, str) and w})
-        if why:
-            return Untuned(values, "; ".join(why))
-    return dict(values)
-
-
-def did_not_train(name: str, values: Values, scale: float = 100.0) -> str:
-    """'<name> did not train (<acc> %, chance <c> %)' when the floor in effect marks the arm failed, '<name> had no
-    value that trained on the tuning seeds (...)' for :class:`Untuned` values while a floor is in effect, else ''."""
-    rule = _FLOOR.get()
-    if rule is None:
-        return ""
-    if isinstance(values, Untuned):
-        return f"{name} had no value that trained on the tuning seeds ({values.why}; its runs are untuned)"
-    v = np.array(list(_as_seed_map(values, name).values()), dtype=float) * scale
-    if not np.all(np.isfinite(v)):
-        return ""
-    mean = float(v.mean())
-    return f"{name} did not train ({mean:.1f} %, chance {100 * rule.chance:.1f} %)" if mean < rule.points else ""
-
-
-def trained(**arms: Values) -> Outcome | None:
-    """For a rule that reads an arm's accuracy without comparing it directly (a share of clients above the arm, a
-    gap): **not testable** naming the first arm below the floor in effect, or None when every arm trained."""
-    for name, values in arms.items():
-        why = did_not_train(name, values)
-        if why:
-            return not_testable(why)
-    return None
-
-
-# ---- comparative claims --------------------------------------------------------------------------------------------
-
-
-def _p_below(iv: Interval, bound: float) -> float | None:
-    """One-sided p-value of 'the mean lies below ``bound``' from the interval's t statistic (None with one value)."""
-    if iv.n < 2:
-        return None
-    half = iv.hi - iv.mean
-    se = half / float(stats.t.ppf(0.5 + iv.level / 2, iv.n - 1))
-    if se == 0:
-        return 0.0 if iv.mean < bound else 1.0
-    return float(stats.t.cdf((iv.mean - bound) / se, iv.n - 1))
-
-
-def compare(
-    a: Values,
-    b: Values,
-    *,
-    margin: float = 0.0,
-    higher: bool = True,
-    scale: float = 100.0,
-    names: tuple[str, str] = ("A", "B"),
-    unit: str = "points",
-    level: float = LEVEL,
-    accuracy: bool | None = None,
-) -> Outcome:
-    """Comparative claim 'A beats B (by ``margin``)' from per-seed paired differences and their t-interval.
-
-    ``a`` and ``b`` are per-seed values ({seed: value} or sequences aligned by seed), scaled by ``scale`` (fractions →
-    percentage points by default); ``margin`` δ ≥ 0 is in scaled units: a claim the paper states with a size is
-    reproduced only when the interval lies above δ, contradicted ("smaller than claimed") when it lies below δ.
-    ``higher=False`` claims A is *lower* than B (errors, times). A NaN value (a diverged run) makes the claim
-    'diverged'. ``accuracy`` (default: values in percentage points of a fraction, the default scale and unit): each
-    side is checked against the floor in effect (:func:`floor`); an arm below it makes the claim not testable.
-    """
-    if margin < 0 or not math.isfinite(margin):
-        raise ValueError(f"margin must be a finite number >= 0, got {margin}")
-    na, nb = names
-    if _diverged(a, b):
-        return Outcome(DIVERGED, f"{na} vs {nb}: a run diverged", detail="a run diverged")
-    if accuracy is None:
-        accuracy = scale == 100.0 and unit == "points"
-    if accuracy:
-        for name, values in ((na, a), (nb, b)):
-            why = did_not_train(name, values, scale)
-            if why:
-                return Outcome(NOT_TESTABLE, f"{na} {_mean_sd(a, scale, unit)} vs {nb} {_mean_sd(b, scale, unit)}", detail=why)
-    shown = t_interval(paired_differences(a, b) * scale, level, _digits(scale, unit))  # A − B, as measured
-    # the interval on the claimed side: A − B when A is claimed higher, B − A when claimed lower
-    claimed = shown if higher else Interval(-shown.mean, -shown.hi, -shown.lo, shown.n, shown.level, shown.digits)
-    what = f"{na} − {nb}" if higher else f"{na} − {nb} (claimed < 0)"
-    ours = f"{na} {_mean_sd(a, scale, unit)} vs {nb} {_mean_sd(b, scale, unit)}; {what} = {shown}{_unit(unit)}"
-    ours += f" ({int(level * 100)} % CI, {_seed_word(shown.n)})" if shown.n > 1 else " (1 seed)"
-    if margin:
-        ours += f"; claimed size δ = {margin:g}{_unit(unit)}"
-    p = _p_below(claimed, margin)
-    sign = 1 if higher else -1
-    if shown.n < 2:
-        return Outcome(INCONCLUSIVE, ours, shown, "one seed has no interval", claimed=sign)
-    if claimed.hi < 0:
-        return Outcome(CONTRADICTED, ours, shown, "the opposite holds", p_against=p, claimed=sign)
-    if margin > 0 and claimed.hi < margin:
-        return Outcome(CONTRADICTED, ours, shown, f"smaller than claimed (δ = {margin:g} {unit})", p_against=p, claimed=sign)
-    if claimed.lo > margin:
-        return Outcome(REPRODUCED, ours, shown, p_against=p, claimed=sign)
-    if margin > 0 and claimed.lo > 0:
-        return Outcome(
-            INCONCLUSIVE, ours, shown, f"above 0, the claimed size δ = {margin:g} not shown", p_against=p, claimed=sign
-        )
-    return Outcome(INCONCLUSIVE, ours, shown, "the interval contains 0", p_against=p, claimed=sign)
-
-
-def equivalent(
-    a: Values,
-    b: Values,
-    *,
-    margin: float,
-    scale: float = 100.0,
-    names: tuple[str, str] = ("A", "B"),
-    unit: str = "points",
-    level: float = LEVEL,
-) -> Outcome:
-    """Equivalence claim 'A ≈ B', 'insensitive to X', 'robust to Y' by two one-sided tests (TOST) on the per-seed paired
-    differences against the equivalence margin ε = ``margin`` (scaled units): **reproduced** when the 90 % interval
-    lies within ±ε (both one-sided tests reject at 5 %), **contradicted** when it lies entirely outside ±ε (a
-    difference larger than ε shown), **inconclusive** otherwise."""
-    if not margin > 0 or not math.isfinite(margin):
-        raise ValueError(f"an equivalence margin must be a finite number > 0, got {margin}")
-    na, nb = names
-    if _diverged(a, b):
-        return Outcome(DIVERGED, f"{na} vs {nb}: a run diverged", detail="a run diverged")
-    iv = t_interval(paired_differences(a, b) * scale, level, _digits(scale, unit))
-    ours = f"{na} {_mean_sd(a, scale, unit)} vs {nb} {_mean_sd(b, scale, unit)}; {na} − {nb} = {iv}{_unit(unit)}"
-    ours += f" vs ±{margin:g} ({int(level * 100)} % CI, {_seed_word(iv.n)}; TOST)" if iv.n > 1 else " (1 seed)"
-    if iv.n < 2:
-        return Outcome(INCONCLUSIVE, ours, iv, "one seed has no interval")
-    below, above = _p_below(iv, -margin), _p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -margin)
-    p = min(x for x in (below, above) if x is not None)
-    if -margin <= iv.lo and iv.hi <= margin:
-        return Outcome(REPRODUCED, ours, iv, p_against=p)
-    if iv.hi < -margin or iv.lo > margin:
-        return Outcome(CONTRADICTED, ours, iv, f"differs by more than ±{margin:g}", p_against=p)
-    return Outcome(INCONCLUSIVE, ours, iv, f"the interval reaches beyond ±{margin:g}", p_against=p)
-
-
-def best(
-    a: Values,
-    others: Mapping[str, Values],
-    *,
-    select: Mapping[str, Values] | None,
-    name: str = "A",
-    higher: bool = True,
-    scale: float = 100.0,
-    paired: str | None = None,
-    **kw: object,
-) -> Outcome:
-    """Ranking claim 'A is best': A against its strongest competitor under :func:`compare`.
-
-    The strongest competitor is chosen on ``select`` (competitor → per-seed *validation* values, higher is stronger),
-    never on the values compared (test data): a test fails if this reads ``others``. ``select=None`` where no
-    validation counterpart exists: A against every competitor, a conjunction (:func:`parts`: reproduced only when A
-    beats each one).
-
-    ``paired`` (with ``select=None``): the competitor the paper's own effect is measured against (its strongest in
-    that cell); A − ``paired`` carries the interval the paper's effect is read against, the same pair on both sides.
-    Without it the conjunction has no interval: the competitor with our smallest lead would be a choice made on the
-    test values, and the smallest of several noisy leads is biased low."""
-    if not others:
-        raise ValueError("best() needs at least one competitor")
-    if paired is not None and (select is not None or paired not in others):
-        raise ValueError(f"best(paired={paired!r}) names the paper's competitor among {sorted(others)}, with select=None only")
-    if select is None:
-        if len(others) == 1:
-            ((k, v),) = others.items()
-            return compare(a, v, higher=higher, scale=scale, names=(name, k), **kw)  # type: ignore[arg-type]
-        each = {f"vs {k}": compare(a, v, higher=higher, scale=scale, names=(name, k), **kw) for k, v in others.items()}  # type: ignore[arg-type]
-        out = parts(**each)
-        # the verdict stays the conjunction's; the interval, for the paper's effect, is the paper's own pair's
-        interval = each[f"vs {paired}"].interval if paired is not None else None
-        ours = f"against every competitor (no validation counterpart): {out.ours}"
-        return replace(out, ours=ours, interval=interval, claimed=1 if higher else -1)
-    missing = sorted(set(others) - set(select))
-    if missing:
-        raise ValueError(f"best() needs a validation value of every competitor; missing {missing}")
-    means = {k: float(np.mean(list(_as_seed_map(select[k], k).values()))) for k in others}
-    finite = {k: m for k, m in means.items() if math.isfinite(m)}
-    pool = finite or means
-    strongest = max(pool, key=pool.get)
-    out = compare(a, others[strongest], higher=higher, scale=scale, names=(name, strongest), **kw)  # type: ignore[arg-type]
-    chosen = f"vs strongest competitor {strongest} (chosen on validation)"
-    return replace(out, ours=f"{chosen}: {out.ours}")
-
-
-def residual_text(residual: float, tol: float | None = None) -> str:
-    """A residual as text that repeats from run to run: within ``tol`` (or, without one, below 1e-12, the level of
-    floating-point noise in float64), only its bound ``≤ 1e-k`` with k a multiple of 3, so that the last digits of
-    rounding noise never show; above it, three significant digits (a real, reproducible gap)."""
-    r = abs(float(residual))
-    if not math.isfinite(r):
-        return f"{r}"
-    if r == 0:
-        return "0"
-    limit = tol if tol is not None else 1e-12
-    if r <= limit:
-        exp = 3 * math.ceil(math.log10(r) / 3)
-        return f"≤ 1e{exp}" if 10.0**exp < limit else f"≤ {limit:.0e}"
-    return f"{r:.2e}"
-
-
-def ratio_text(ratio: float) -> str:
-    """A wall-clock ratio as text that repeats: its order of magnitude ('≥ 1000×', '≥ 10×') for ratios ≥ 10,
-    else rounded to the nearest 0.5× ('≈ 1.5×'). Timings vary run to run; exact values go to a timing table."""
-    r = float(ratio)
-    if not math.isfinite(r) or r <= 0:
-        return f"{r}×"
-    if r >= 10:
-        return f"≥ {10 ** math.floor(math.log10(r)):,}×"
-    return f"≈ {round(2 * r) / 2:.1f}×"
-
-
-def identity(residual: float, tol: float, *, what: str = "max |residual|") -> Outcome:
-    """Exact identity or theory check: reproduced when |residual| ≤ ``tol``, contradicted otherwise. The residual is
-    shown as :func:`residual_text` (its bound when within tolerance, so floating-point noise does not show)."""
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol}")
-    r = abs(float(residual))
-    shown = residual_text(r, tol)
-    ours = f"{what} {'' if shown.startswith('≤') else '= '}{shown} (tolerance {tol:.0e})"
-    if not math.isfinite(r):
-        return Outcome(DIVERGED, ours, detail="non-finite residual")
-    return Outcome(
-        REPRODUCED if r <= tol else CONTRADICTED,
-        ours,
-        detail="" if r <= tol else "residual above tolerance",
-        p_against=1.0 if r <= tol else 0.0,  # deterministic: a residual above tolerance is no sampling accident
-    )
-
-
-def check(holds: bool, ours: str, *, criterion: str) -> Outcome:
-    """A theory check with a stated pass criterion (e.g. 'max g_i·d < 0'): reproduced if it holds, else contradicted."""
-    if not criterion:
-        raise ValueError("check() needs the stated criterion")
-    text = f"{ours} [criterion: {criterion}]"
-    return Outcome(
-        REPRODUCED if holds else CONTRADICTED, text, detail="" if holds else "criterion fails", p_against=1.0 if holds else 0.0
-    )
-
-
-def value(values: Values, target: float, tol: float, *, scale: float = 100.0, unit: str = "points") -> Outcome:
-    """Value claim '≈ target': reproduced when the t-interval lies within target ± tol, contradicted when it lies
-    entirely outside, inconclusive otherwise (and with one seed). ``target`` and ``tol`` are in scaled units."""
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol}")
-    if _diverged(values):
-        return Outcome(DIVERGED, "a run diverged", detail="a run diverged")
-    iv = t_interval(np.array(list(_as_seed_map(values, "v").values())) * scale, digits=_digits(scale, unit))
-    ours = f"{iv}{_unit(unit)} vs {target:g} ± {tol:g}"
-    if iv.n < 2:
-        return Outcome(INCONCLUSIVE, ours + " (1 seed)", iv, "one seed has no interval")
-    ours += f" ({int(iv.level * 100)} % CI, {_seed_word(iv.n)})"
-    lo, hi = target - tol, target + tol
-    below = _p_below(iv, lo)
-    above = _p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -hi)
-    p = min(x for x in (below, above) if x is not None)
-    if lo <= iv.lo and iv.hi <= hi:
-        return Outcome(REPRODUCED, ours, iv, p_against=p)
-    if iv.hi < lo or iv.lo > hi:
-        return Outcome(CONTRADICTED, ours, iv, "outside the tolerance", p_against=p)
-    return Outcome(INCONCLUSIVE, ours, iv, "the interval straddles the tolerance", p_against=p)
-
-
-CONFOUNDED = "confounded"  # the detail of an inconclusive verdict whose comparison carries a named confound
-
-
-def confounded(outcome: Outcome, confound: str) -> Outcome:
-    """``outcome`` of a comparison that carries ``confound`` (something else differs between the arms besides what
-    the claim is about): a verdict that would be reproduced, partial or contradicted is **inconclusive**, its detail
-    'confounded: <confound>'; the numbers and interval are kept. Unchanged without a confound or for verdicts that
-    decided nothing (inconclusive, not testable, diverged, not run)."""
-    if not confound or outcome.verdict not in (REPRODUCED, PARTIAL, CONTRADICTED):
-        return outcome
-    was = outcome.verdict
-    return replace(outcome, verdict=INCONCLUSIVE, detail=f"{CONFOUNDED}: {confound} (would be {was})")
-
-
-def not_testable(reason: str) -> Outcome:
-    """A claim this profile cannot test, with the reason."""
-    if not reason:
-        raise ValueError("not_testable() needs the reason")
-    return Outcome(NOT_TESTABLE, "—", detail=reason)
-
-
-def consistency(ours: str, reason: str) -> Outcome:
-    """A check that cannot decide the claim, shown with what it measured: a bound checked outside its theorem's
-    hypotheses, or an identity true by construction, bears on the claim neither when it holds nor when it fails.
-    Not testable, with ``reason``; ``ours`` stays in the ledger."""
-    if not reason:
-        raise ValueError("consistency() needs the reason the check cannot decide the claim")
-    return Outcome(NOT_TESTABLE, ours, detail=reason)
-
-
-def not_run(where: str) -> Outcome:
-    """A claim whose experiments this reproduction skipped (the main scope skips the extended ones), with ``where``
-    it runs."""
-    if not where:
-        raise ValueError("not_run() needs where the claim runs")
-    return Outcome(NOT_RUN, "—", detail=where)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values of ``p_values`` (in their order): the family-wise error stays at the level
-    whichever of the hypotheses are true."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted, running = [1.0] * m, 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
-
-
-HOLM_DEMOTED = "contradicted alone, not after Holm"  # a part's detail, shown beside its verdict
-
-
-def _after_holm(named: Mapping[str, Outcome]) -> tuple[dict[str, Outcome], float | None]:
-    """The parts with every contradiction that does not survive Holm's correction over the parts (one-sided, at
-    :data:`ALPHA`) demoted to inconclusive, and the family's adjusted p-value of 'some part is contradicted'."""
-    tested = {k: o.p_against for k, o in named.items() if o.p_against is not None}
-    if not tested:
-        return dict(named), None
-    adjusted = dict(zip(tested, holm(list(tested.values()))))
-    out = {}
-    for k, o in named.items():
-        if o.verdict == CONTRADICTED and adjusted.get(k, 0.0) > ALPHA:
-            o = replace(o, verdict=INCONCLUSIVE, detail=f"{HOLM_DEMOTED} over {len(tested)} parts")
-        out[k] = o
-    return out, min(adjusted.values())
-
-
-PARTS_TABLE = """\
-| parts (after Holm's correction of the contradictions over the parts) | the claim |
-|---|---|
-| every part not testable (or not run) | not testable (not run) |
-| some part contradicted | contradicted |
-| every part reproduced | reproduced |
-| some part reproduced, none contradicted | partially reproduced |
-| none reproduced, none contradicted, some diverged | diverged |
-| none reproduced, none contradicted, none diverged | inconclusive |"""
-
-
-def parts(**named: Outcome) -> Outcome:
-    """A claim declared with named parts is their conjunction (:data:`PARTS_TABLE`): **reproduced** only when every
-    part is; **contradicted** when a part is contradicted after Holm's correction over the parts (one-sided, at
-    :data:`ALPHA`, so that k parts do not give k chances of a contradiction by chance); **partially reproduced** when
-    some parts hold and none is contradicted; else **diverged** (a part diverged) or **inconclusive**. Every part keeps
-    its verdict, shown."""
-    if len(named) < 2:
-        raise ValueError("parts() needs at least two named parts")
-    named, p = _after_holm(named)
-    verdicts = [o.verdict for o in named.values()]
-    skipped = (NOT_TESTABLE, NOT_RUN)
-    if all(v in skipped for v in verdicts):
-        whole = NOT_RUN if NOT_RUN in verdicts else NOT_TESTABLE
-    elif CONTRADICTED in verdicts:
-        whole = CONTRADICTED
-    elif all(v == REPRODUCED for v in verdicts):
-        whole = REPRODUCED
-    elif REPRODUCED in verdicts:
-        whole = PARTIAL
-    elif DIVERGED in verdicts:
-        whole = DIVERGED
-    else:
-        whole = INCONCLUSIVE
-    ours = "; ".join(f"{k}: {o.label} — {o.ours}" for k, o in named.items())
-    detail = {CONTRADICTED: "by part", NOT_TESTABLE: "no part testable", NOT_RUN: EXTENDED_PARTS}.get(whole, "")
-    return Outcome(whole, ours, detail=detail, parts=tuple(named.items()), p_against=p)
-
-
-EXTENDED_PARTS = "no part run"
-
-
-def most(k: int, **named: Outcome) -> Outcome:
-    """'In most cases': at least ``k`` of the named parts hold. **reproduced** when k or more parts are reproduced;
-    **contradicted** when more than n − k are contradicted after Holm's correction (fewer than k can hold);
-    **not testable** when fewer than k parts are testable; else **inconclusive**. The parts stay visible."""
-    n = len(named)
-    if not 1 <= k <= n:
-        raise ValueError(f"most() needs 1 <= k <= {n} parts, got k={k}")
-    named, p = _after_holm(named)
-    verdicts = [o.verdict for o in named.values()]
-    testable = [v for v in verdicts if v not in (NOT_TESTABLE, NOT_RUN)]
-    held, against = verdicts.count(REPRODUCED), verdicts.count(CONTRADICTED)
-    if held >= k:
-        whole, detail = REPRODUCED, ""
-    elif against > n - k:
-        whole, detail = CONTRADICTED, f"{against} of {n} contradicted: fewer than {k} can hold"
-    elif len(testable) < k:
-        whole, detail = NOT_TESTABLE, f"only {len(testable)} of {n} parts testable, {k} needed"
-    else:
-        whole, detail = INCONCLUSIVE, ""
-    ours = f"{held} of {n} hold ({k} claimed): " + "; ".join(f"{key}: {o.label} — {o.ours}" for key, o in named.items())
-    return Outcome(whole, ours, detail=detail, parts=tuple(named.items()), p_against=p)
-
-
-def effect_position(outcome: Outcome, effect: float) -> str:
-    """Where the paper's effect (A − B, in the interval's units) lies against our interval: 'inside', 'above' or
-    'below'; '' without an interval."""
-    iv = outcome.interval
-    if iv is None or iv.n < 2 or not math.isfinite(iv.lo):
-        return ""
-    return "above" if effect > iv.hi else "below" if effect < iv.lo else "inside"
-
-
-# The words an inconclusive verdict carries when its interval lies between zero and the paper's own effect, on the side
-# the claim states (in every part with an effect): our numbers rule out the size the paper reports, though not the
-# claimed direction; the ledger counts them apart (SMALLER_COUNT).
-SMALLER_THAN_PAPER = "smaller than the paper's effect"
-
-
-def _effects(paper_effect: str) -> dict[str, float]:
-    """{part name ('' for one effect): value} of :func:`effect_text`'s first string ('+2.74', 'x: +2.74; y: -1.1')."""
-    out = {}
-    for item in str(paper_effect or "").split(";"):
-        name, _, value = item.rpartition(":")
-        try:
-            out[name.strip()] = float(value)
-        except ValueError:
-            continue
-    return out
-
-
-def smaller_than_paper(outcome: Outcome, paper_effect: str) -> bool:
-    """Whether an inconclusive ``outcome`` rules out the paper's effect (``paper_effect``, :func:`effect_text`'s first
-    string) as too large: in every part with an effect, the claim states a direction (:attr:`Outcome.claimed`), the
-    paper's effect points that way, and our whole interval lies on zero's side of it. A paper effect against the
-    claimed direction, or an interval beyond the paper's effect (ours larger), does not count."""
-    if outcome.verdict != INCONCLUSIVE:
-        return False
-    named = dict(outcome.parts)
-    judged = []
-    for name, effect in _effects(paper_effect).items():
-        part = outcome if name == "" else named.get(name)
-        iv = part.interval if part is not None else None
-        if iv is None or iv.n < 2 or not math.isfinite(iv.lo):
-            continue
-        sign = part.claimed
-        judged.append(sign != 0 and effect * sign > 0 and (iv.hi < effect if sign > 0 else iv.lo > effect))
-    return bool(judged) and all(judged)
-
-
-def effect_text(effect: float | Mapping[str, float] | None, outcome: Outcome) -> tuple[str, str]:
-    """The paper's effect as shown and where it lies against our interval(s): ('+2.74', 'inside') for one effect,
-    ('Dir(0.1): +2.74; Dir(1.0): +3.04', 'Dir(0.1): above; Dir(1.0): inside') for effects per named part."""
-    if effect is None:
-        return "", ""
-    if isinstance(effect, Mapping):
-        named = dict(outcome.parts)
-        unknown = sorted(set(effect) - set(named))
-        if named and not set(effect) & set(named):  # parts that never match: a wrong name, not another profile
-            raise ValueError(f"paper effects for parts {unknown}; the claim has parts {sorted(named)}")
-        shown = "; ".join(f"{k}: {v:+.2f}" for k, v in effect.items())
-        where = "; ".join(f"{k}: {(effect_position(named[k], v) if k in named else '') or '—'}" for k, v in effect.items())
-        return shown, where
-    return f"{float(effect):+.2f}", effect_position(outcome, float(effect))
-
-
-def checks_now(pinned: str, pinned_ours: str, verdict: str, ours: str, wall_clock: bool = False) -> bool:
-    """Whether a row of the robustness table (``make robustness``: the claim's ``pinned`` verdict category and its
-    numbers, ``pinned_ours``) still describes the claim as decided now (``verdict``, ``ours``): the same category and,
-    but for a wall-clock claim (whose times differ every run), the same numbers. A row made on an earlier decision (the
-    claim's rule or runs changed since) checked something else: the claim reads not checked until the table is rerun."""
-    return pinned == verdict and (wall_clock or pinned_ours == ours)
-
-
-def robustness_now(table: pd.DataFrame, ledger_table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the robustness table (``figures/robustness.csv``) that still describe a claim of ``ledger_table``
-    (:func:`ledger`) as it is decided now (:func:`checks_now`); the others checked an earlier decision."""
-    keys = {name: key for key, name in PAPERS.items()}
-    now = {(keys.get(r["paper"], r["paper"]), r["claim"]): r for _, r in ledger_table.iterrows()}
-    keep = [
-        (r["paper"], r["claim"]) in now
-        and checks_now(
-            r["pinned"],
-            r["pinned verdict"],
-            now[(r["paper"], r["claim"])]["category"],
-            now[(r["paper"], r["claim"])]["ours"],
-            now[(r["paper"], r["claim"])]["wall_clock"] == "yes",
-        )
-        for _, r in table.iterrows()
-    ]
-    return table[pd.Series(keep, index=table.index, dtype=bool)]
-
+from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read as R.<name>)
+    ALPHA,
+    CONFOUNDED,
+    CONTRADICTED,
+    DIVERGED,
+    EXTENDED_PARTS,
+    FLOOR_MARGIN,
+    HOLM_DEMOTED,
+    INCONCLUSIVE,
+    LEVEL,
+    NOT_RUN,
+    NOT_TESTABLE,
+    PARTIAL,
+    PARTS_TABLE,
+    REPRODUCED,
+    SMALLER_THAN_PAPER,
+    VERDICTS,
+    WORD_SIZES,
+    Floor,
+    Interval,
+    Outcome,
+    Untuned,
+    Values,
+    best,
+    check,
+    checks_now,
+    compare,
+    confounded,
+    consistency,
+    did_not_train,
+    effect_position,
+    effect_text,
+    equivalent,
+    floor,
+    holm,
+    identity,
+    marked,
+    most,
+    not_run,
+    not_testable,
+    paired_differences,
+    parts,
+    ratio_text,
+    residual_text,
+    smaller_than_paper,
+    t_interval,
+    trained,
+    value,
+    word_size,
+)
 
 STAND_IN = "stand-in"  # the word the shown verdict of a stand-in claim carries
 FRAGILE = "fragile"  # ... of a claim whose verdict changed under a last-bit perturbation of the kernels (robustness.csv)
@@ -897,6 +230,11 @@ def write_claims(claims: Iterable[Claim], path: str | Path, code: str | None = N
     return table
 
 
+def figures_root() -> Path:
+    """The repository's ``figures/`` folder (where each paper's ``claims.csv`` is committed)."""
+    return Path(__file__).resolve().parents[2] / "figures"
+
+
 TIMING_PREFIX = "timing"  # outputs named timing*.csv hold wall-clock times: they vary run to run
 
 
@@ -942,240 +280,35 @@ def mean_std_str(values: Sequence[float] | np.ndarray, scale: float = 100.0, dig
     return f"{v.mean():.{digits}f} ± {std:.{digits}f} (n={v.size})"
 
 
-# ---------------------------------------------------------------------------------------------------- the ledger
-
-PAPERS = REGISTRY  # the one registry of papers (:mod:`pflnb.experiments.registry`): key → name
-COUNTED = (REPRODUCED, PARTIAL, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, DIVERGED)
-SKIPPED = (NOT_RUN,)  # counted only where a (main-scope) ledger has them
-
-
-def figures_root() -> Path:
-    """The repository's ``figures/`` folder (where each paper's ``claims.csv`` is committed)."""
-    return Path(__file__).resolve().parents[2] / "figures"
-
-
-LEDGER_COLUMNS = [
-    "paper",
-    "claim",
-    "paper value",
-    "ours",
-    "verdict",
-    "category",
-    "seeds",
-    "stand_in",
-    "source",
-    "cite",
-    "paper_effect",
-    "effect_vs_ours",
-    "wall_clock",
-    "fragile",
-    CODE,
-]
-
-
-def ledger(root: str | Path | None = None) -> pd.DataFrame:
-    """Every paper's claims in one table (paper, claim, paper value, ours, verdict, who states it, ...) from
-    ``figures/<paper>/claims.csv``: the paper's claims and our own checks (``source``)."""
-    root = Path(root) if root is not None else figures_root()
-    frames = []
-    for key, name in PAPERS.items():
-        path = root / key / "claims.csv"
-        if not path.exists():
-            continue
-        t, code = read_claims(path)
-        frames.append(t.assign(paper_name=name, **{CODE: code}))
-    if not frames:
-        raise FileNotFoundError(f"no claims.csv under {root}/<paper>/; run the paper notebooks first")
-    t = pd.concat(frames, ignore_index=True)
-    return t.rename(columns={"paper": "paper value"}).rename(columns={"paper_name": "paper"})[LEDGER_COLUMNS]
-
-
-RULE_COLUMNS = ("source", "cite", "paper_effect")  # written by every claims CSV decided under the rules of issue #32
-
-
-def old_rule_papers(root: str | Path | None = None) -> list[str]:
-    """The papers whose ``figures/<paper>/claims.csv`` was decided before the current verdict rules (it lacks
-    :data:`RULE_COLUMNS`: no citations, our checks counted as the paper's, no floor for arms that did not train)."""
-    root = Path(root) if root is not None else figures_root()
-    paths = {name: root / key / "claims.csv" for key, name in PAPERS.items()}
-    return [
-        name for name, path in paths.items() if path.exists() and not set(RULE_COLUMNS) <= set(pd.read_csv(path, nrows=0).columns)
-    ]
-
-
-OUR_CHECKS = "our checks"  # the count column of claims the papers do not state (not in the totals)
-NOT_CHECKED = "not checked"  # the fragile count of a paper that `make robustness` has not checked yet
-
-
-SMALLER_COUNT = "below paper's effect"  # the count column of SMALLER_THAN_PAPER's claims
-
-
-def ledger_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Count of the papers' claims per paper and verdict category (reproduced, partially, contradicted, inconclusive,
-    ...) and their total; then how many of them are stand-ins, how many fragile, and how many inconclusive with the
-    paper's effect above our interval (:data:`SMALLER_COUNT`; each counted in its verdict category as well), and the
-    number of our own checks (not in the total)."""
-    source = table["source"] if "source" in table.columns else pd.Series(PAPER_SOURCE, index=table.index)
-    papers = [p for p in PAPERS.values() if p in set(table["paper"])]
-    claims = table[source == PAPER_SOURCE]
-    shown = [*COUNTED, *(c for c in SKIPPED if (claims["category"] == c).any())]
-    counts = pd.crosstab(claims["paper"], claims["category"]).reindex(index=papers, columns=shown, fill_value=0)
-    counts["total"] = counts.sum(axis=1)
-    marked = claims.stand_in.astype(bool) if "stand_in" in claims.columns else pd.Series(False, index=claims.index)
-    counts[STAND_IN] = marked.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
-    if "fragile" in claims.columns and (claims["fragile"] != "").any():
-        fragile = claims["fragile"] == FRAGILE
-        n = fragile.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
-        checked = (claims["fragile"] != "").groupby(claims["paper"]).any().reindex(counts.index, fill_value=False)
-        counts[FRAGILE] = [int(k) if c else NOT_CHECKED for k, c in zip(n, checked)]  # unchecked is not 0 fragile
-    labels = claims.get("verdict", pd.Series("", index=claims.index)).fillna("")
-    below = (claims["category"] == INCONCLUSIVE) & labels.str.contains(SMALLER_THAN_PAPER, regex=False)
-    counts[SMALLER_COUNT] = below.groupby(claims["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
-    counts[OUR_CHECKS] = (source == OURS_SOURCE).groupby(table["paper"]).sum().reindex(counts.index, fill_value=0).astype(int)
-    return counts.rename_axis(index="paper", columns=None).reset_index()
-
-
-def markdown_table(table: pd.DataFrame) -> str:
-    """``table`` as a Markdown table (cells with | escaped, newlines as spaces)."""
-    cols = list(table.columns)
-    esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(esc(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join(lines)
-
-
-def ledger_markdown(root: str | Path | None = None) -> str:
-    """The ledger as Markdown: counts per paper, then every paper claim, then our own checks (``pflnb claims
-    --markdown``)."""
-    t = ledger(root)
-    cols = ["paper", "claim", "paper value", "ours", "verdict", "paper_effect", "effect_vs_ours"]
-    named = {"paper_effect": "paper's effect", "effect_vs_ours": "paper's effect vs our interval"}
-    text = markdown_table(ledger_counts(t)) + "\n\n" + markdown_table(t[t.source == PAPER_SOURCE][cols].rename(columns=named))
-    ours = t[t.source == OURS_SOURCE]
-    if len(ours):
-        text += "\n\nOur checks (not stated by the papers; not counted):\n\n"
-        text += markdown_table(ours[["paper", "claim", "ours", "verdict", "cite"]].rename(columns={"cite": "why it is ours"}))
-    marked = t[(t.stand_in != "") & (t.source == PAPER_SOURCE)]
-    if len(marked):
-        reasons = marked[["paper", "claim", "stand_in"]].rename(columns={"stand_in": "what the paper states, what we test"})
-        text += "\n\nStand-ins: claims decided on another setting or by another criterion than the paper's.\n\n"
-        text += markdown_table(reasons)
-    return text
-
-
-MOVES_FILE = "ledger_moves.csv"  # under figures/: how the ledger moved in the last regeneration
-MOVES_COLUMNS = ["paper", "claim", "before", "now", "why"]
-# Under figures/: claims restated between two ledgers (paper key, the claim's text now, its text before), written by
-# hand, so that a restated claim is compared with its earlier self rather than listed as withdrawn and new
-RENAMES_FILE = "ledger_renames.csv"
-RENAMES_COLUMNS = ["paper", "claim", "formerly"]
-
-
-def _why(old: pd.Series | None, new: pd.Series | None) -> str:
-    """A first reading of what moved a verdict, from the rows themselves (the committed table is checked by hand)."""
-    if new is None:
-        return "claim withdrawn"
-    if old is None:
-        return "new claim"
-    text = f"{new.ours} {new.verdict}"
-    if new.source == OURS_SOURCE and old.get("source", PAPER_SOURCE) != OURS_SOURCE:
-        return "not stated by the paper: moved to our checks (#32 item 5)"
-    for needle, why in (
-        ("did not train", "an arm below the floor: not testable (#32 item 1)"),
-        ("claimed size δ", "the paper's stated size used as the margin (#32 item 2)"),
-        ("not after Holm", "parts as a conjunction, Holm's correction (#32 item 3)"),
-        ("chosen on validation", "strongest competitor chosen on validation (#32 item 4)"),
-        ("against every competitor", "strongest competitor: against every competitor (#32 item 4)"),
-        ("claimed):", "'in most cases' decided as at least k of n (#32 item 6)"),
-        ("TOST", "equivalence by two one-sided tests (#32 item 8)"),
-    ):
-        if needle in text:
-            return why
-    if new.wall_clock == "yes":
-        return "paired timing job (#32 item 9)"
-    return "new numbers: pinned CPU kernels (#31), grid-edge tuning (#32 item 1)"
-
-
-def ledger_moves(
-    old: pd.DataFrame, new: pd.DataFrame, previous: pd.DataFrame | None = None, renames: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """Every claim whose verdict category or source changed between two ledgers (:func:`ledger` tables), and claims
-    that appeared or went: paper key, claim, before, now, why. ``renames`` (:data:`RENAMES_COLUMNS`) pairs a claim's
-    text now with its text in ``old``, so that a restated claim is compared with itself. ``why`` is kept from
-    ``previous`` (a committed moves table, checked by hand) for the same move, else a first reading (:func:`_why`)."""
-    keys = {name: key for key, name in PAPERS.items()}
-    if renames is not None and len(renames):
-        now_of = {(PAPERS.get(r.paper, r.paper), r.formerly): r.claim for r in renames.itertuples(index=False)}
-        old = old.assign(claim=[now_of.get((p, c), c) for p, c in zip(old.paper, old.claim)])
-    kept = {}
-    if previous is not None:
-        kept = {(r.paper, r.claim, r.before, r.now): r.why for r in previous.itertuples(index=False)}
-    shown = lambda r: "—" if r is None else (f"{r.category} (our check)" if r.source == OURS_SOURCE else r.category)  # noqa: E731
-    rows = []
-    for paper in [p for p in PAPERS.values() if p in set(old.paper) | set(new.paper)]:
-        a = {r.claim: r for _, r in old[old.paper == paper].iterrows()}
-        b = {r.claim: r for _, r in new[new.paper == paper].iterrows()}
-        for claim in [*b, *(c for c in a if c not in b)]:
-            before, now = a.get(claim), b.get(claim)
-            if before is not None and now is not None and shown(before) == shown(now):
-                continue
-            row = [keys[paper], claim, shown(before), shown(now)]
-            rows.append([*row, kept.get(tuple(row), _why(before, now))])
-    return pd.DataFrame(rows, columns=MOVES_COLUMNS)
-
-
-LEDGER_START, LEDGER_END = "<!-- claims-ledger:start -->", "<!-- claims-ledger:end -->"
-# Where the README points for every claim: the site's ledger page (its source, and the page `make site` builds)
-SITE_LEDGER = "docs/ledger.md"
-SITE_LEDGER_HTML = "_site/html/ledger.html"
-
-
-PAPER_SETTING_FILE = "claims-paper.csv"  # under figures/<paper>/: claims decided at the paper's own setting
-
-
-def paper_setting_claims(root: str | Path | None = None) -> pd.DataFrame:
-    """The claims decided at their paper's own setting, no stand-in (``figures/<paper>/claims-paper.csv``, e.g.
-    :mod:`pflnb.papers.fedpg.paper_setting`), with a ``paper`` column naming the paper; empty when there are none."""
-    root = Path(root) if root is not None else figures_root()
-    frames = []
-    for key, name in PAPERS.items():
-        path = root / key / PAPER_SETTING_FILE
-        if path.exists():
-            frames.append(read_claims(path)[0].rename(columns={"paper": "paper value"}).assign(paper=name))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["paper", "claim", "verdict"])
-
-
-def paper_setting_text(table: pd.DataFrame) -> str:
-    """One README sentence on the claims decided at their paper's own setting ('' when there are none)."""
-    if table.empty:
-        return ""
-    items = "; ".join(f"{r.paper}, {r.claim.split(' (')[0]}: {r.verdict}" for r in table.itertuples(index=False))
-    return f"\n\nAt the paper's own setting ({len(table)}, `figures/<paper>/{PAPER_SETTING_FILE}`): {items}."
-
-
-def readme_ledger_markdown(root: str | Path | None = None) -> str:
-    """The README's results overview: the count of claims per paper and verdict, and where every claim is (the
-    site's ledger page, ``pflnb claims``), then the claims decided at their paper's own setting. Deterministic: no
-    dates, no commit ids (``pflnb check-outputs`` compares it before and after a reproduction)."""
-    return readme_ledger_text(ledger(root)) + paper_setting_text(paper_setting_claims(root))
-
-
-def readme_ledger_text(table: pd.DataFrame) -> str:
-    """:func:`readme_ledger_markdown` of a ledger ``table`` (:func:`ledger`'s columns)."""
-    counts = markdown_table(ledger_counts(table))
-    return (
-        f"{counts}\n\n"
-        f"The counts are the papers' own claims (each cites where the paper states it); '{OUR_CHECKS}' are our own "
-        f"sanity checks, listed apart and not counted. Every claim, with the paper's value and effect, ours with its "
-        f"90 % interval, the seeds and the verdict: the site's "
-        f"[claims ledger]({SITE_LEDGER}) (`make site`, then open `{SITE_LEDGER_HTML}`), or `pflnb claims`."
-    )
-
-
-def readme_with_ledger(readme: str, root: str | Path | None = None) -> str:
-    """``readme`` with the text between the ledger markers replaced by :func:`readme_ledger_markdown`."""
-    if LEDGER_START not in readme or LEDGER_END not in readme:
-        raise ValueError(f"the README has no ledger markers {LEDGER_START} ... {LEDGER_END}")
-    head, rest = readme.split(LEDGER_START, 1)
-    _, tail = rest.split(LEDGER_END, 1)
-    return f"{head}{LEDGER_START}\n{readme_ledger_markdown(root)}\n{LEDGER_END}{tail}"
+# The ledger's names, read as R.<name> by the commands and the site (it imports this module: so, last)
+from pflnb.experiments.ledger import (  # noqa: E402, F401
+    COUNTED,
+    LEDGER_COLUMNS,
+    LEDGER_END,
+    LEDGER_START,
+    MOVES_COLUMNS,
+    MOVES_FILE,
+    NOT_CHECKED,
+    OUR_CHECKS,
+    PAPER_SETTING_FILE,
+    PAPERS,
+    RENAMES_COLUMNS,
+    RENAMES_FILE,
+    RULE_COLUMNS,
+    SITE_LEDGER,
+    SITE_LEDGER_HTML,
+    SKIPPED,
+    SMALLER_COUNT,
+    ledger,
+    ledger_counts,
+    ledger_markdown,
+    ledger_moves,
+    markdown_table,
+    old_rule_papers,
+    paper_setting_claims,
+    paper_setting_text,
+    readme_ledger_markdown,
+    readme_ledger_text,
+    readme_with_ledger,
+    robustness_now,
+)
