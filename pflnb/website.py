@@ -450,8 +450,13 @@ def tuning_edges_markdown(path: Path) -> list[str]:
         + (f"; in **{len(dead)}** no value trained on every tuning seed (each diverged or collapsed)." if len(dead) else "."),
         "",
     ]
-    for group in (stuck, dead):
+    captions = (
+        "Still at an edge after the rule (not tuned to an interior value):",
+        "No value trained (untuned: every comparison with them is not testable):",
+    )
+    for caption, group in zip(captions, (stuck, dead)):
         if len(group):
+            lines += [caption, ""]
             head = "".join(f"<th>{c}</th>" for c in ("experiment", "cell", "chosen"))
             rows = "".join(
                 "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (r.experiment, r.cell, r.chosen)) + "</tr>"

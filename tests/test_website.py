@@ -409,5 +409,15 @@ def test_tuning_edges_section_counts_and_lists_the_arms_still_at_an_edge(tmp_pat
     text = "\n".join(W.tuning_edges_markdown(path))
     assert "Of the 3 tuned cells" in text and "2 chose a value at an edge" in text and "**1** still sit" in text
     assert "<td>FedAvg</td><td>lr=1.6</td>" in text and "FedProx" not in text.split("<table")[1]
+    assert "No value trained" not in text  # an older file without the column: no such table
+    path.write_text(
+        "experiment,cell,chosen,at edge on the grid,at edge after the rule,no value trained\n"
+        "table1,FedAvg,lr=0.0003,False,False,True\n"
+        "table1,FedProx,lr=0.2,True,False,False\n"
+    )
+    text = "\n".join(W.tuning_edges_markdown(path))
+    assert "in **1** no value trained" in text and "**0** still sit" in text
+    untuned = text.split("No value trained (untuned")[1]
+    assert "<td>FedAvg</td><td>lr=0.0003</td>" in untuned and "FedProx" not in untuned
     path.write_text("experiment,cell,chosen,at edge on the grid,at edge after the rule\n")
     assert W.tuning_edges_markdown(path) == []  # nothing tuned (the smoke profile): no section
