@@ -18,8 +18,16 @@ import numpy as np
 import pandas as pd
 
 from pflnb import __version__, kernels
-from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read as R.<name>)
+from pflnb.experiments.statistics import (  # noqa: F401  (the statistics' names, read as R.<name>)
     ALPHA,
+    LEVEL,
+    Interval,
+    Values,
+    holm,
+    paired_differences,
+    t_interval,
+)
+from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read as R.<name>)
     CONFOUNDED,
     CONTRADICTED,
     DIVERGED,
@@ -27,7 +35,6 @@ from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read 
     FLOOR_MARGIN,
     HOLM_DEMOTED,
     INCONCLUSIVE,
-    LEVEL,
     NOT_RUN,
     NOT_TESTABLE,
     PARTIAL,
@@ -37,10 +44,8 @@ from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read 
     VERDICTS,
     WORD_SIZES,
     Floor,
-    Interval,
     Outcome,
     Untuned,
-    Values,
     best,
     check,
     checks_now,
@@ -52,18 +57,15 @@ from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read 
     effect_text,
     equivalent,
     floor,
-    holm,
     identity,
     marked,
     most,
     not_run,
     not_testable,
-    paired_differences,
     parts,
     ratio_text,
     residual_text,
     smaller_than_paper,
-    t_interval,
     trained,
     value,
     word_size,

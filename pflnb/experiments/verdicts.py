@@ -1,5 +1,5 @@
-"""The one verdict rule behind every claims table: intervals, the floor, word sizes, and the outcome of each kind of
-claim.
+"""The one verdict rule behind every claims table: the floor, word sizes, and the outcome of each kind of claim (the
+intervals and p-values it reads come from :mod:`pflnb.experiments.statistics`).
 
 Every claim a paper notebook tests is decided here, by the kind of claim it is:
 
@@ -29,11 +29,22 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats
+
+from pflnb.experiments.statistics import (
+    ALPHA,
+    LEVEL,
+    Interval,
+    Values,
+    as_seed_map,
+    holm,
+    p_below,
+    paired_differences,
+    t_interval,
+)
 
 REPRODUCED = "reproduced"
 CONTRADICTED = "contradicted"
@@ -43,28 +54,6 @@ NOT_TESTABLE = "not testable at this scale"
 DIVERGED = "diverged"
 NOT_RUN = "not run"
 VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, PARTIAL, NOT_TESTABLE, DIVERGED, NOT_RUN)
-LEVEL = 0.90  # two-sided confidence level of every interval
-ALPHA = (1 - LEVEL) / 2  # the one-sided level that matches it: an interval beyond a bound ⇔ a one-sided p ≤ ALPHA
-
-Values = Mapping[int, float] | Sequence[float] | np.ndarray
-
-
-@dataclass(frozen=True)
-class Interval:
-    """Mean of ``n`` values and its two-sided t-interval at ``level`` (NaN bounds when n < 2)."""
-
-    mean: float
-    lo: float
-    hi: float
-    n: int
-    level: float = LEVEL
-    digits: int = 2
-
-    def __str__(self) -> str:
-        d = self.digits
-        if self.n < 2:
-            return f"{self.mean:+.{d}f} (1 seed, no interval)"
-        return f"{self.mean:+.{d}f} [{self.lo:+.{d}f}, {self.hi:+.{d}f}]"
 
 
 def _in_points(scale: float, unit: str) -> bool:
@@ -77,41 +66,8 @@ def _digits(scale: float, unit: str = "") -> int:
     return 2 if _in_points(scale, unit) else 4
 
 
-def t_interval(values: Sequence[float] | np.ndarray, level: float = LEVEL, digits: int = 2) -> Interval:
-    """Mean and two-sided ``level`` Student-t interval (n − 1 degrees of freedom) of ``values``."""
-    v = np.asarray(values, dtype=float).ravel()
-    if v.size == 0:
-        raise ValueError("t_interval needs at least one value")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level}")
-    mean = float(v.mean())
-    if v.size < 2:
-        return Interval(mean, math.nan, math.nan, 1, level, digits)
-    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return Interval(mean, mean - half, mean + half, int(v.size), level, digits)
-
-
-def _as_seed_map(values: Values, name: str) -> dict[int, float]:
-    if isinstance(values, Mapping):
-        return {int(k): float(v) for k, v in values.items()}
-    return {i: float(v) for i, v in enumerate(np.asarray(values, dtype=float).ravel())}
-
-
-def paired_differences(a: Values, b: Values) -> np.ndarray:
-    """Per-seed differences a − b; mappings are matched by seed (the seed sets must be equal), sequences by position."""
-    if isinstance(a, Mapping) != isinstance(b, Mapping):
-        raise ValueError("pass both values as {seed: value} mappings or both as sequences aligned by seed")
-    ma, mb = _as_seed_map(a, "a"), _as_seed_map(b, "b")
-    if set(ma) != set(mb):
-        raise ValueError(f"paired comparison needs the same seeds for both sides: {sorted(ma)} vs {sorted(mb)}")
-    if not ma:
-        raise ValueError("paired comparison needs at least one seed")
-    keys = sorted(ma)
-    return np.array([ma[k] - mb[k] for k in keys])
-
-
 def _mean_sd(values: Values, scale: float, unit: str = "") -> str:
-    v = np.array(list(_as_seed_map(values, "v").values())) * scale
+    v = np.array(list(as_seed_map(values, "v").values())) * scale
     sd = float(v.std(ddof=1)) if v.size > 1 else 0.0
     d = 1 if _in_points(scale, unit) else 3
     return f"{v.mean():.{d}f} ± {sd:.{d}f}"
@@ -169,7 +125,7 @@ class Outcome:
 
 
 def _diverged(*values: Values) -> bool:
-    return any(not np.all(np.isfinite(list(_as_seed_map(v, "v").values()))) for v in values)
+    return any(not np.all(np.isfinite(list(as_seed_map(v, "v").values()))) for v in values)
 
 
 # ---- the sizes of words -----------------------------------------------------------------------------------------------
@@ -260,7 +216,7 @@ def did_not_train(name: str, values: Values, scale: float = 100.0) -> str:
         return ""
     if isinstance(values, Untuned):
         return f"{name} had no value that trained on the tuning seeds ({values.why}; its runs are untuned)"
-    v = np.array(list(_as_seed_map(values, name).values()), dtype=float) * scale
+    v = np.array(list(as_seed_map(values, name).values()), dtype=float) * scale
     if not np.all(np.isfinite(v)):
         return ""
     mean = float(v.mean())
@@ -278,17 +234,6 @@ def trained(**arms: Values) -> Outcome | None:
 
 
 # ---- comparative claims --------------------------------------------------------------------------------------------
-
-
-def _p_below(iv: Interval, bound: float) -> float | None:
-    """One-sided p-value of 'the mean lies below ``bound``' from the interval's t statistic (None with one value)."""
-    if iv.n < 2:
-        return None
-    half = iv.hi - iv.mean
-    se = half / float(stats.t.ppf(0.5 + iv.level / 2, iv.n - 1))
-    if se == 0:
-        return 0.0 if iv.mean < bound else 1.0
-    return float(stats.t.cdf((iv.mean - bound) / se, iv.n - 1))
 
 
 def compare(
@@ -332,7 +277,7 @@ def compare(
     ours += f" ({int(level * 100)} % CI, {_seed_word(shown.n)})" if shown.n > 1 else " (1 seed)"
     if margin:
         ours += f"; claimed size δ = {margin:g}{_unit(unit)}"
-    p = _p_below(claimed, margin)
+    p = p_below(claimed, margin)
     sign = 1 if higher else -1
     if shown.n < 2:
         return Outcome(INCONCLUSIVE, ours, shown, "one seed has no interval", claimed=sign)
@@ -373,7 +318,7 @@ def equivalent(
     ours += f" vs ±{margin:g} ({int(level * 100)} % CI, {_seed_word(iv.n)}; TOST)" if iv.n > 1 else " (1 seed)"
     if iv.n < 2:
         return Outcome(INCONCLUSIVE, ours, iv, "one seed has no interval")
-    below, above = _p_below(iv, -margin), _p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -margin)
+    below, above = p_below(iv, -margin), p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -margin)
     p = min(x for x in (below, above) if x is not None)
     if -margin <= iv.lo and iv.hi <= margin:
         return Outcome(REPRODUCED, ours, iv, p_against=p)
@@ -421,7 +366,7 @@ def best(
     missing = sorted(set(others) - set(select))
     if missing:
         raise ValueError(f"best() needs a validation value of every competitor; missing {missing}")
-    means = {k: float(np.mean(list(_as_seed_map(select[k], k).values()))) for k in others}
+    means = {k: float(np.mean(list(as_seed_map(select[k], k).values()))) for k in others}
     finite = {k: m for k, m in means.items() if math.isfinite(m)}
     pool = finite or means
     strongest = max(pool, key=pool.get)
@@ -492,14 +437,14 @@ def value(values: Values, target: float, tol: float, *, scale: float = 100.0, un
         raise ValueError(f"tol must be > 0, got {tol}")
     if _diverged(values):
         return Outcome(DIVERGED, "a run diverged", detail="a run diverged")
-    iv = t_interval(np.array(list(_as_seed_map(values, "v").values())) * scale, digits=_digits(scale, unit))
+    iv = t_interval(np.array(list(as_seed_map(values, "v").values())) * scale, digits=_digits(scale, unit))
     ours = f"{iv}{_unit(unit)} vs {target:g} ± {tol:g}"
     if iv.n < 2:
         return Outcome(INCONCLUSIVE, ours + " (1 seed)", iv, "one seed has no interval")
     ours += f" ({int(iv.level * 100)} % CI, {_seed_word(iv.n)})"
     lo, hi = target - tol, target + tol
-    below = _p_below(iv, lo)
-    above = _p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -hi)
+    below = p_below(iv, lo)
+    above = p_below(Interval(-iv.mean, -iv.hi, -iv.lo, iv.n, iv.level), -hi)
     p = min(x for x in (below, above) if x is not None)
     if lo <= iv.lo and iv.hi <= hi:
         return Outcome(REPRODUCED, ours, iv, p_against=p)
@@ -544,18 +489,6 @@ def not_run(where: str) -> Outcome:
     if not where:
         raise ValueError("not_run() needs where the claim runs")
     return Outcome(NOT_RUN, "—", detail=where)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values of ``p_values`` (in their order): the family-wise error stays at the level
-    whichever of the hypotheses are true."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted, running = [1.0] * m, 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 HOLM_DEMOTED = "contradicted alone, not after Holm"  # a part's detail, shown beside its verdict
