@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -90,7 +91,7 @@ class L2SGD(Algorithm):
         k = self.n_local_steps()
         per_epoch = batches_per_epoch(ctx.n_train(cid), ctx.optim.batch_size, ctx.optim.drop_last)
         epochs = math.ceil(k / max(per_epoch, 1))
-        phase = Phase(ctx.optim, epochs=epochs, lr=self.local_lr(ctx), max_steps=k)
+        phase = Phase(dataclasses.replace(ctx.optim, lr=self.local_lr(ctx)), epochs=epochs, max_steps=k)
         return LocalPlan(cid, {"main": client["model"]}, (phase,))
 
     def finish_local(

@@ -312,7 +312,7 @@ class FunctionalOptimizer:
         lrs: Sequence[float] | None = None,
     ) -> None:
         o = phase.optim
-        self.kind, self.lr, self.momentum, self.wd = o.optimizer, phase.step_lr, o.momentum, o.weight_decay
+        self.kind, self.lr, self.momentum, self.wd = o.optimizer, phase.optim.lr, o.momentum, o.weight_decay
         self.lrs = lrs
         if self.kind not in ("sgd", "adam"):
             raise ValueError(f"optimizer must be sgd or adam, got {self.kind!r}")
@@ -462,7 +462,7 @@ def functional_step(
     state ``st`` (``buf/<name>``, ``sq/<name>``, the step count ``n``): (new parameters, new state). Written on one
     client's tensors, for a term's ``b.optimize`` under ``vmap``; ``lr``: this row's rate (default: the phase's)."""
     o = phase.optim
-    lr = phase.step_lr if lr is None else lr
+    lr = phase.optim.lr if lr is None else lr
     b1, b2, eps = 0.9, 0.999, 1e-8  # torch.optim.Adam's defaults (make_optimizer uses them)
     n = st["n"] + 1
     new_p, new_st = {}, {"n": n}
@@ -501,7 +501,7 @@ class _Ops:
     def __init__(self, fm: FunctionalModel, phase: Phase, m, anch, slots=None, values=None, opt=None, cols=None, lr=None) -> None:
         self.ms = m if isinstance(m, tuple) else (m,)  # one sample mask per minibatch of the step
         self.fm, self.phase, self.m, self.anch = fm, phase, self.ms[0], anch
-        self.lr = phase.step_lr if lr is None else lr  # this row's learning rate (a tensor for stacked runs)
+        self.lr = phase.optim.lr if lr is None else lr  # this row's learning rate (a tensor for stacked runs)
         self.slots, self.values, self.opt, self.cols = slots or {}, values or {}, opt or {}, cols or {}
         self.new_opt: dict[str, dict[str, torch.Tensor]] = {}
         self.kept: dict[str, torch.Tensor] = {}
@@ -863,7 +863,7 @@ def _gradient_phase(
 
 def row_lrs(plans: Sequence[LocalPlan], j: int) -> list[float] | None:
     """The learning rate of phase ``j`` of each plan when they differ (runs of several rates stacked), else None."""
-    lrs = [float(p.phases[j].step_lr) for p in plans]
+    lrs = [float(p.phases[j].optim.lr) for p in plans]
     return None if len(set(lrs)) == 1 else lrs
 
 
@@ -920,7 +920,7 @@ def run_chunk(ctx: Any, fm: FunctionalModel, plans: Sequence[LocalPlan], ctxs: S
 def _phase_shape(phase: Phase) -> tuple:
     """``phase``'s fields without the values a stacked step takes per row: its learning rate and, in a training
     phase, the float fields its terms declare per row (FedProx's μ; :func:`row_values`)."""
-    fields = tuple((f.name, getattr(phase, f.name)) for f in dataclasses.fields(phase) if f.name not in ("lr", "optim", "terms"))
+    fields = tuple((f.name, getattr(phase, f.name)) for f in dataclasses.fields(phase) if f.name not in ("optim", "terms"))
     if phase.kind == "train":
         terms = tuple(
             (

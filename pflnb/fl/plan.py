@@ -321,7 +321,6 @@ class Phase:
     stream: str | tuple[str | int, ...] = "train"
     trainable: tuple[str, ...] | None = None
     epochs: int | None = None
-    lr: float | None = None
     max_steps: int | None = None
     terms: tuple[Term, ...] = ()
     kind: str = "train"
@@ -369,11 +368,6 @@ class Phase:
     def n_epochs(self) -> int:
         """Epochs of this phase (the optimizer's local epochs when not set)."""
         return self.optim.local_epochs if self.epochs is None else self.epochs
-
-    @property
-    def step_lr(self) -> float:
-        """The learning rate of this phase's optimizer."""
-        return self.optim.lr if self.lr is None else self.lr
 
     @property
     def needs_features(self) -> bool:
@@ -592,7 +586,7 @@ class _ModuleTerms:
     def optimize(self, slot: str, grads: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         m = self._slot(slot)
         if slot not in self.opts:
-            self.opts[slot] = make_optimizer(m.parameters(), self.phase.optim, self.phase.lr)
+            self.opts[slot] = make_optimizer(m.parameters(), self.phase.optim)
         params = dict(m.named_parameters())
         for k, g in grads.items():
             params[k].grad = g
@@ -615,7 +609,7 @@ class _ModuleTerms:
         parts = tuple(zip(x, y)) if isinstance(x, tuple) else ((x, y),)
         self.x, self.trained = parts[0][0], m
         state = lambda: {**dict(m.named_parameters()), **dict(m.named_buffers())}  # noqa: E731
-        return Batch(*parts[0], state, self, logits, features, self.step, self.phase.step_lr, parts)
+        return Batch(*parts[0], state, self, logits, features, self.step, self.phase.optim.lr, parts)
 
     def loss(self, m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Cross-entropy of the logits plus every term's loss; records the terms' rows (before the step)."""
@@ -780,7 +774,7 @@ def run_phase(
             if phase.opt_state is not None:
                 optims = {} if optims is None else optims
                 if phase.opt_state not in optims:
-                    optims[phase.opt_state] = make_optimizer(params, phase.optim, phase.lr)
+                    optims[phase.opt_state] = make_optimizer(params, phase.optim)
                 optimizer = optims[phase.opt_state]
             m = train_epochs(
                 module,
@@ -791,7 +785,6 @@ def run_phase(
                 params,
                 loss_fn,
                 None,
-                phase.lr,
                 phase.max_steps,
                 hook,
                 optimizer,

@@ -77,13 +77,12 @@ def step_groups(batches: list, k: int) -> list[list]:
     return [batches[i : i + k] for i in range(0, len(batches) - k + 1, k)]
 
 
-def make_optimizer(params: Iterable[nn.Parameter], opt: OptimConfig, lr: float | None = None) -> torch.optim.Optimizer:
-    """The configured optimizer (SGD with momentum and weight decay, or Adam) over ``params``."""
-    lr = opt.lr if lr is None else lr
+def make_optimizer(params: Iterable[nn.Parameter], opt: OptimConfig) -> torch.optim.Optimizer:
+    """The configured optimizer (SGD with momentum and weight decay, or Adam, at ``opt.lr``) over ``params``."""
     if opt.optimizer == "sgd":
-        return torch.optim.SGD(list(params), lr=lr, momentum=opt.momentum, weight_decay=opt.weight_decay)
+        return torch.optim.SGD(list(params), lr=opt.lr, momentum=opt.momentum, weight_decay=opt.weight_decay)
     if opt.optimizer == "adam":
-        return torch.optim.Adam(list(params), lr=lr, weight_decay=opt.weight_decay)
+        return torch.optim.Adam(list(params), lr=opt.lr, weight_decay=opt.weight_decay)
     raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {opt.optimizer!r}")
 
 
@@ -110,7 +109,6 @@ def train_epochs(
     params: Iterable[nn.Parameter] | None = None,
     loss_fn: LossFn = cross_entropy_loss,
     regularizer: Callable[[nn.Module], torch.Tensor] | None = None,
-    lr: float | None = None,
     max_steps: int | None = None,
     after_step: StepHook | None = None,
     optimizer: torch.optim.Optimizer | None = None,
@@ -132,7 +130,7 @@ def train_epochs(
     epochs = opt.local_epochs if epochs is None else epochs
     if optimizer is None and backward:
         trainable = list(model.parameters()) if params is None else list(params)
-        optimizer = make_optimizer(trainable, opt, lr)
+        optimizer = make_optimizer(trainable, opt)
     model.train()
     total, steps = None, 0
     for _ in range(epochs):
