@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import os
 import warnings
 from dataclasses import dataclass
@@ -15,7 +14,8 @@ import torch
 from pflnb.data import digits5_lite, digits_shift, fedbn, partition, sources
 from pflnb.data.federated import SPLITS, ClientData, FederatedDataset, Split
 from pflnb.data.sources import DataUnavailable
-from pflnb.data.spec import DATASETS, PARTITIONS, DataSpec
+from pflnb.data.spec import DATASETS, DataSpec
+from pflnb.fields import check_fields
 
 DOMAINS: dict[str, tuple[str, ...]] = {
     "digits5-lite": digits5_lite.DOMAINS,
@@ -42,23 +42,8 @@ def _is_int(v: object) -> bool:
 
 def check_spec(spec: DataSpec) -> None:
     """Validate a DataSpec without loading data; raise ValueError naming the parameter and allowed values."""
-    if spec.dataset not in DATASETS:
-        raise ValueError(f"dataset must be one of {DATASETS}, got {spec.dataset!r}")
-    if spec.partition not in PARTITIONS:
-        raise ValueError(f"partition must be one of {PARTITIONS}, got {spec.partition!r}")
-    if not _is_int(spec.num_clients) or spec.num_clients < 1:
-        raise ValueError(f"num_clients must be an integer >= 1, got {spec.num_clients!r}")
-    if not _is_int(spec.unseen_clients) or spec.unseen_clients < 0:
-        raise ValueError(f"unseen_clients must be an integer >= 0, got {spec.unseen_clients!r}")
-    if not isinstance(spec.alpha, numbers.Real) or not np.isfinite(spec.alpha) or spec.alpha <= 0:
-        raise ValueError(f"alpha (Dirichlet concentration) must be a finite number > 0, got {spec.alpha!r}")
-    if not _is_int(spec.min_samples) or spec.min_samples < 0:
-        raise ValueError(f"min_samples must be an integer >= 0, got {spec.min_samples!r}")
+    check_fields(spec)  # each field's declared values (DataSpec)
     partition.check_fractions(spec.fractions)
-    if not isinstance(spec.train_ratio, numbers.Real) or not 0 < spec.train_ratio <= 1:
-        raise ValueError(f"train_ratio must be a number in (0, 1], got {spec.train_ratio!r}")
-    if not isinstance(spec.noise, numbers.Real) or not np.isfinite(spec.noise) or spec.noise < 0:
-        raise ValueError(f"noise (σ_M on the [0, 1] image scale) must be a finite number >= 0, got {spec.noise!r}")
     if spec.noise > 0 and spec.unseen_clients:
         raise ValueError("noise: the noise level of an unseen client is not defined (App. F.3); use unseen_clients=0")
     num_classes = NUM_CLASSES[spec.dataset]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pflnb.fields import choice, integer, real
+
 DATASETS = (
     "digits5-lite",
     "digits-shift",
@@ -44,16 +46,16 @@ class DataSpec:
     - ``data_root``: folder with real data (None: ``$PFLNB_DATA`` or the defaults in ``pflnb.data``).
     """
 
-    dataset: str = "digits5-lite"
-    partition: str = "by-domain"
-    num_clients: int = 5
-    alpha: float = 0.5
-    classes_per_client: int = 2
-    fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)
-    max_samples: int | None = None
-    image_size: int | None = 16
-    min_samples: int = 10
-    unseen_clients: int = 0
+    dataset: str = choice("digits5-lite", DATASETS)
+    partition: str = choice("by-domain", PARTITIONS)
+    num_clients: int = integer(5, 1)
+    alpha: float = real(0.5, 0.0, low_open=True)
+    classes_per_client: int = integer(2, 1)
+    fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)  # checked by partition.check_fractions
+    max_samples: int | None = integer(None, 1, optional=True)
+    image_size: int | None = integer(16, 1, optional=True)
+    min_samples: int = integer(10, 0)
+    unseen_clients: int = integer(0, 0)
     data_root: str | None = None
-    train_ratio: float = 1.0
-    noise: float = 0.0
+    train_ratio: float = real(1.0, 0.0, 1.0, low_open=True)
+    noise: float = real(0.0, 0.0)

@@ -14,8 +14,8 @@ from typing import Any
 import pflnb
 from pflnb.algorithms import get_algorithm_class
 from pflnb.data import DataSpec, check_spec, resolve_dataset
-from pflnb.fl import RUNNERS, OptimConfig, RunSettings
-from pflnb.fl.training import OPTIMIZERS
+from pflnb.fields import check_fields, choice, flag, including, integer, is_int, is_real, part_of
+from pflnb.fl import RUNNERS, OptimConfig, RunSettings, Schedule
 from pflnb.models import MODELS
 
 PROFILES = ("smoke", "cpu", "paper")
@@ -28,49 +28,29 @@ _HASHED_IF_NOT_DEFAULT = {"deterministic": True, "train_ratio": 1.0, "noise": 0.
 
 
 @dataclass(frozen=True)
+@including(DataSpec, Schedule, OptimConfig)
 class ExperimentConfig:
-    """One run: method and hyperparameters, data, model, local optimization, rounds and seed."""
+    """One run. Its settings are declared once, in the part that uses them, with their allowed values
+    (:mod:`pflnb.fields`): the data (:class:`~pflnb.data.DataSpec`: dataset, partition, clients, splits, ...), the
+    round schedule (:class:`~pflnb.fl.engine.Schedule`: rounds, participation, eval_every, seed, finetune_epochs) and
+    the local optimizer (:class:`~pflnb.fl.training.OptimConfig`: lr, batch_size, local_epochs, ...); this class adds
+    the method, the model and how the run executes. :meth:`data_spec`, :meth:`optim` and :meth:`settings` hand each
+    layer its part."""
 
     method: str = "fedavg"
     method_params: dict[str, Any] = field(default_factory=dict)
-    # data
-    dataset: str = "digits5-lite"
-    partition: str = "by-domain"
-    num_clients: int = 5
-    alpha: float = 0.5
-    classes_per_client: int = 2
-    fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)
-    max_samples: int | None = None
-    image_size: int | None = 16
-    min_samples: int = 10
-    unseen_clients: int = 0
-    train_ratio: float = 1.0
-    noise: float = 0.0
-    # model and optimization
     model: str = "small-bn-cnn"
-    rounds: int = 30
-    participation: float = 1.0
-    eval_every: int = 1
-    lr: float = 0.05
-    batch_size: int = 32
-    local_epochs: int = 1
-    drop_last: bool = False  # drop each epoch's trailing partial minibatch (LG-Mix's official code does)
-    momentum: float = 0.0
-    weight_decay: float = 0.0
-    optimizer: str = "sgd"
-    lr_decay: float = 1.0
-    finetune_epochs: int = 1
-    seed: int = 0
     # execution: torch intra-op and BLAS/OpenMP threads while the run executes; hashed, since results on the CPU
     # depend on the thread count (reductions split differently)
-    threads: int = 1
+    threads: int = integer(1, 1)
     # CUDA determinism controls for the run (pflnb.determinism): identical records from identical configs on one GPU
-    deterministic: bool = True
-    # bookkeeping (not hashed)
-    profile: str = "cpu"
-    data_root: str | None = None
+    deterministic: bool = flag(True)
+    # bookkeeping (not hashed; data_root, DataSpec's, neither)
+    profile: str = choice("cpu", PROFILES)
     device: str = "auto"
-    runner: str = field(default_factory=lambda: os.environ.get("PFLNB_RUNNER", "auto"))  # auto, sequential, batched, stacked
+    runner: str = choice(
+        None, RUNNERS, "auto, sequential, batched, stacked", factory=lambda: os.environ.get("PFLNB_RUNNER", "auto")
+    )
 
     def replace(self, **changes: Any) -> ExperimentConfig:
         """A copy with fields changed (unknown field names raise a clear error)."""
@@ -101,45 +81,18 @@ class ExperimentConfig:
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
     def data_spec(self) -> DataSpec:
-        """The DataSpec of this run."""
-        return DataSpec(
-            dataset=self.dataset,
-            partition=self.partition,
-            num_clients=self.num_clients,
-            alpha=self.alpha,
-            classes_per_client=self.classes_per_client,
-            fractions=tuple(self.fractions),
-            max_samples=self.max_samples,
-            image_size=self.image_size,
-            min_samples=self.min_samples,
-            unseen_clients=self.unseen_clients,
-            data_root=self.data_root,
-            train_ratio=self.train_ratio,
-            noise=self.noise,
-        )
+        """The DataSpec of this run (its data fields)."""
+        return part_of(self, DataSpec, fractions=tuple(self.fractions))
 
     def optim(self) -> OptimConfig:
-        """Local SGD settings."""
-        return OptimConfig(
-            lr=self.lr,
-            batch_size=self.batch_size,
-            local_epochs=self.local_epochs,
-            drop_last=self.drop_last,
-            momentum=self.momentum,
-            weight_decay=self.weight_decay,
-            optimizer=self.optimizer,
-            lr_decay=self.lr_decay,
-        )
+        """The local optimizer's settings (its OptimConfig fields)."""
+        return part_of(self, OptimConfig)
 
     def settings(self, progress: bool = True, checkpoint_path: str | None = None, checkpoint_every: int = 0) -> RunSettings:
         """Engine settings of this run."""
         return RunSettings(
-            rounds=self.rounds,
-            participation=self.participation,
-            eval_every=self.eval_every,
-            seed=self.seed,
+            **{f.name: getattr(self, f.name) for f in dataclasses.fields(Schedule)},
             optim=self.optim(),
-            finetune_epochs=self.finetune_epochs,
             checkpoint_every=checkpoint_every,
             checkpoint_path=checkpoint_path,
             progress=progress,
@@ -154,98 +107,21 @@ class ExperimentConfig:
         hyperparameters against the types of its Params (floats finite), names against their registries, the
         device against what this machine has and ``data_root`` against the file system.
         """
-        for name in ("method", "dataset", "partition", "model", "optimizer", "profile", "device"):
+        for name in ("method", "model", "device"):
             value = getattr(self, name)
             if not isinstance(value, str):
                 raise ValueError(f"{name} must be a string, got {value!r} ({type(value).__name__})")
-        for name, low in _INT_MIN.items():
-            _check_int(name, getattr(self, name), low)
-        for name, low in _OPTIONAL_INT_MIN.items():
-            if getattr(self, name) is not None:
-                _check_int(name, getattr(self, name), low, optional=True)
-        if self.seed > MAX_SEED:
-            raise ValueError(f"seed must be an integer in [0, {MAX_SEED}], got {self.seed!r}")
-        for name, (low, high, low_open, high_open) in _FLOAT_RANGES.items():
-            _check_float(name, getattr(self, name), low, high, low_open, high_open)
-        if not isinstance(self.fractions, tuple | list) or len(self.fractions) != 3:
-            raise ValueError(f"fractions must be 3 numbers (train, val, test) that sum to 1, got {self.fractions!r}")
-        for i, v in enumerate(self.fractions):
-            _check_float(f"fractions[{i}]", v, 0.0, 1.0, True, True)
-        if self.profile not in PROFILES:
-            raise ValueError(f"unknown profile {self.profile!r}; choose one of {PROFILES}")
-        if not isinstance(self.deterministic, bool):
-            raise ValueError(f"deterministic must be True or False, got {self.deterministic!r}")
+        check_fields(self)  # every field's declared values, its parts' included
         _check_method(self.method, self.method_params)
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")
-        if not isinstance(self.drop_last, bool):
-            raise ValueError(f"drop_last must be True or False, got {self.drop_last!r}")
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         _check_device(self.device)
-        if self.runner not in RUNNERS:
-            raise ValueError(f"runner must be one of {RUNNERS}, got {self.runner!r}")
         if self.data_root is not None:
             if not isinstance(self.data_root, str) or not self.data_root:
                 raise ValueError(f"data_root must be None or a folder path (string), got {self.data_root!r}")
             if not Path(self.data_root).expanduser().is_dir():
                 raise ValueError(f"data_root {self.data_root!r} is not an existing folder")
         check_spec(self.data_spec())
-
-
-# Validation rules: integer fields and their minimum; optional integers (None allowed); float fields and their range
-# (low, high, low is open, high is open). check_spec adds the data-specific rules (image sizes, max_samples, ...).
-MAX_SEED = 2**32 - 1
-_INT_MIN = {
-    "num_clients": 1,
-    "classes_per_client": 1,
-    "min_samples": 0,
-    "unseen_clients": 0,
-    "rounds": 1,
-    "eval_every": 1,
-    "batch_size": 1,
-    "local_epochs": 1,
-    "finetune_epochs": 0,
-    "seed": 0,
-    "threads": 1,
-}
-_OPTIONAL_INT_MIN = {"max_samples": 1, "image_size": 1}
-_INF = float("inf")
-_FLOAT_RANGES = {
-    "alpha": (0.0, _INF, True, True),
-    "participation": (0.0, 1.0, True, False),
-    "lr": (0.0, _INF, True, True),
-    "momentum": (0.0, 1.0, False, True),
-    "weight_decay": (0.0, _INF, False, True),
-    "lr_decay": (0.0, 1.0, True, False),
-}
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_real(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _check_int(name: str, value: object, low: int, optional: bool = False) -> None:
-    if not _is_int(value) or value < low:  # type: ignore[operator]
-        what = "None or an integer" if optional else "an integer"
-        raise ValueError(f"{name} must be {what} >= {low}, got {value!r} ({type(value).__name__})")
-
-
-def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
-    return f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-
-
-def _check_float(name: str, value: object, low: float, high: float, low_open: bool, high_open: bool) -> None:
-    if not _is_real(value) or not math.isfinite(value):  # type: ignore[arg-type]
-        raise ValueError(f"{name} must be a finite number, got {value!r} ({type(value).__name__})")
-    ok_low = value > low if low_open else value >= low  # type: ignore[operator]
-    ok_high = value < high if high_open else value <= high  # type: ignore[operator]
-    if not (ok_low and ok_high):
-        raise ValueError(f"{name} must be in {_interval(low, high, low_open, high_open)}, got {value!r}")
 
 
 def _check_json_value(where: str, value: object) -> None:
@@ -278,11 +154,11 @@ def _check_param_type(where: str, value: object, annotation: object) -> None:
             raise ValueError(f"{where} must not be None (expected {text})")
         return
     checks = {
-        "float": _is_real,
-        "int": _is_int,
+        "float": is_real,
+        "int": is_int,
         "bool": lambda v: isinstance(v, bool),
         "str": lambda v: isinstance(v, str),
-        "tuple[int, ...]": lambda v: isinstance(v, list | tuple) and all(_is_int(x) for x in v),
+        "tuple[int, ...]": lambda v: isinstance(v, list | tuple) and all(is_int(x) for x in v),
     }
     known = [checks[k] for k in kinds if k in checks]
     if known and not any(check(value) for check in known):

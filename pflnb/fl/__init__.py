@@ -5,6 +5,7 @@ from pflnb.fl.algorithm import Algorithm, ClientUpdate, NoParams
 from pflnb.fl.engine import (
     Context,
     RunSettings,
+    Schedule,
     derive_seed,
     drive,
     run_simulation,
@@ -35,6 +36,7 @@ __all__ = [
     "NoParams",
     "OptimConfig",
     "RunSettings",
+    "Schedule",
     "SequentialRunner",
     "Term",
     "derive_seed",

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from pflnb.data import ClientData, FederatedDataset
+from pflnb.fields import check_fields, choice, including, integer, real
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.runner import RUNNERS, BatchedRunner, ClientRunner, LocalWork, make_runner
@@ -95,34 +96,39 @@ class Context:
         return S.clone(model.state_dict())
 
 
-@dataclass
-class RunSettings:
-    """Engine settings of one run."""
+MAX_SEED = 2**32 - 1  # seeds are 32-bit (numpy's generators)
 
-    rounds: int
-    participation: float = 1.0
-    eval_every: int = 1
-    seed: int = 0
+
+@dataclass(frozen=True)
+class Schedule:
+    """The rounds of a run: how many, the share of clients sampled each round, how often the clients are evaluated,
+    the seed, and the fine-tuning epochs of unseen clients."""
+
+    rounds: int = integer(30, 1)
+    participation: float = real(1.0, 0.0, 1.0, low_open=True)
+    eval_every: int = integer(1, 1)
+    seed: int = integer(0, 0, MAX_SEED)
+    finetune_epochs: int = integer(1, 0)
+
+
+@dataclass
+@including(Schedule)
+class RunSettings:
+    """Engine settings of one run: its :class:`Schedule`'s fields, the local optimizer, and how the run executes."""
+
     optim: OptimConfig = field(default_factory=OptimConfig)
-    finetune_epochs: int = 1
     checkpoint_every: int = 0
     checkpoint_path: str | None = None
     progress: bool = True
     device: str | None = None
     stop_after: int | None = None  # stop (as if interrupted) after this round; for tests of resume
     checkpoint_tag: str | None = None  # stored in checkpoints; a checkpoint with another tag is refused (config hash)
-    runner: str = "auto"  # client runner: "auto" (batched on CUDA where supported), "sequential" or "batched"
+    runner: str = choice("auto", RUNNERS, "client runner: auto (batched on CUDA where supported), sequential, batched, stacked")
 
     def validate(self) -> None:
-        """Raise ValueError for settings that cannot run."""
-        if self.rounds < 1:
-            raise ValueError(f"rounds must be >= 1, got {self.rounds}")
-        if not 0.0 < self.participation <= 1.0:
-            raise ValueError(f"participation must be in (0, 1], got {self.participation}")
-        if self.eval_every < 1:
-            raise ValueError(f"eval_every must be >= 1, got {self.eval_every}")
-        if self.runner not in RUNNERS:
-            raise ValueError(f"runner must be one of {RUNNERS}, got {self.runner!r}")
+        """Raise ValueError for settings that cannot run (each field's declared values, the optimizer's too)."""
+        check_fields(self)
+        self.optim.validate()
 
 
 def sample_clients(ctx: Context, participation: float) -> list[int]:

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pflnb.data import Split
+from pflnb.fields import check_fields, choice, flag, integer, real
 
 OPTIMIZERS = ("sgd", "adam")
 
@@ -20,14 +21,18 @@ class OptimConfig:
     """Local optimizer settings: learning rate (decayed by ``lr_decay`` per round: η_t = η·decay^(t−1)),
     batch size, local epochs, momentum, weight decay, optimizer (sgd or adam; a fresh optimizer each round)."""
 
-    lr: float = 0.05
-    batch_size: int = 32
-    local_epochs: int = 1
-    momentum: float = 0.0
-    weight_decay: float = 0.0
-    drop_last: bool = False
-    optimizer: str = "sgd"
-    lr_decay: float = 1.0
+    lr: float = real(0.05, 0.0, low_open=True)
+    batch_size: int = integer(32, 1)
+    local_epochs: int = integer(1, 1)
+    drop_last: bool = flag(False, "drop each epoch's trailing partial minibatch (LG-Mix's official code does)")
+    momentum: float = real(0.0, 0.0, 1.0, high_open=True)
+    weight_decay: float = real(0.0, 0.0)
+    optimizer: str = choice("sgd", OPTIMIZERS)
+    lr_decay: float = real(1.0, 0.0, 1.0, low_open=True)
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first field out of its declared range."""
+        check_fields(self)
 
     def at_round(self, t: int) -> OptimConfig:
         """The settings in round t (1-based): the learning rate decayed t − 1 times."""
