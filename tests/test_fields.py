@@ -56,7 +56,8 @@ def test_each_part_carries_every_field_of_the_config(part):
     base = ExperimentConfig()
     for f in dataclasses.fields(part):
         changed = base.replace(**{f.name: other_value(f, getattr(base, f.name))})
-        got = {DataSpec: changed.data_spec, OptimConfig: changed.optim, Schedule: lambda: changed.settings(progress=False)}[part]()
+        handed = {DataSpec: changed.data_spec, OptimConfig: changed.optim, Schedule: changed.settings}
+        got = handed[part]()
         assert getattr(got, f.name) == getattr(changed, f.name) != getattr(base, f.name), f.name
 
 
