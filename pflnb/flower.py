@@ -48,18 +48,16 @@ from pflnb.experiments.config import ExperimentConfig, profile_config
 from pflnb.experiments.jobs import thread_limits
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.engine import (
+    Clients,
     Context,
     RunSettings,
     begin_round,
     check_finite,
     initial_state,
-    is_eval_round,
-    sample_clients,
-    server_step,
-    summarize,
+    simulate,
     to_jsonable,
 )
-from pflnb.fl.runner import ClientRunner, make_runner
+from pflnb.fl.runner import ClientRunner, LocalWork, make_runner
 from pflnb.models import build_model
 
 os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")  # read when flwr is imported: a reproduction sends no telemetry
@@ -289,7 +287,14 @@ def client_query(side: ClientSide, cid: int) -> RecordDict:
         "num-clients": side.data.num_clients,
         "num-classes": side.data.num_classes,
     }
-    return RecordDict({"info": MetricRecord(info), "shape": ConfigRecord({"input-shape": list(side.data.input_shape)})})
+    client = side.data.clients[cid]
+    return RecordDict(
+        {
+            "info": MetricRecord(info),
+            "shape": ConfigRecord({"input-shape": list(side.data.input_shape)}),
+            "client": ConfigRecord({"json": json.dumps({"name": client.name, "domain": client.domain})}),
+        }
+    )
 
 
 def client_train(side: ClientSide, cid: int, content: RecordDict, state: RecordDict) -> RecordDict:
@@ -416,8 +421,10 @@ class _RemoteSplit:
 
 
 class _RemoteClient:
-    def __init__(self, cid: int, n_train: int) -> None:
-        self.cid, self.train = cid, _RemoteSplit(cid, n_train)
+    """A client as the server sees it: its name, domain and training-set size, never its samples."""
+
+    def __init__(self, cid: int, n_train: int, name: str = "", domain: str | None = None) -> None:
+        self.cid, self.train, self.name, self.domain = cid, _RemoteSplit(cid, n_train), name, domain
 
     def __getattr__(self, name: str) -> Any:
         raise FlowerUnsupported(f"the server step read client {self.cid}'s data ({name}); {SERVER_DATA_HINT}")
@@ -431,11 +438,17 @@ class ServerData:
     n_train: list[int]
     num_classes: int
     input_shape: tuple[int, ...]
+    described: list[dict[str, Any]] = field(default_factory=list)  # each client's name and domain
     clients: list[_RemoteClient] = field(default_factory=list)
     unseen: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.clients = [_RemoteClient(cid, n) for cid, n in enumerate(self.n_train)]
+        about = self.described or [{} for _ in self.n_train]
+        self.clients = [_RemoteClient(cid, n, **about[cid]) for cid, n in enumerate(self.n_train)]
+
+    def to(self, device: torch.device | str) -> ServerData:
+        """Itself: the server holds no samples to move."""
+        return self
 
     @property
     def num_clients(self) -> int:
@@ -461,10 +474,61 @@ def _first_divergence(replies: dict[int, RecordDict], order: list[int]) -> dict 
     return None
 
 
+class FlowerClients(Clients):
+    """The clients as Flower's server reaches them, through the engine's one round loop (:func:`~pflnb.fl.engine.simulate`):
+    their states stay on the clients (each node's ``context.state``), each step travels as a message (``send``: message
+    type, {client id: content} → {client id: reply}), and each client checks its own state for divergence. What reads
+    the clients' states at the server (the method's internals and extra metrics, held-out clients, checkpoints, final
+    states) is not recorded."""
+
+    local = False
+
+    def __init__(self, cfg: ExperimentConfig, send: Send, num_nodes: int) -> None:
+        super().__init__()
+        self.cfg, self.send, self.num_nodes = cfg, send, num_nodes
+        self.found: dict | None = None  # the first divergence a client reported this round
+
+    def start(self, states: list[dict[str, Any]]) -> None:
+        """Nothing kept: each client starts from the method's ``init`` on its first message."""
+
+    def train(self, work: LocalWork) -> dict[int, ClientUpdate]:
+        """The round's local work on the sampled clients: their messages and metrics (states stay with them)."""
+        t = work.ctx.round
+        replies = self.send("train", {cid: _round_content(self.cfg, work.server, t) for cid in work.selected})
+        self.found = _first_divergence(replies, work.selected)
+        return {
+            cid: ClientUpdate(
+                {},
+                unpack(replies[cid], "message", work.ctx.device),
+                json.loads(replies[cid].config_records["metrics.exact"]["json"]),
+            )
+            for cid in work.selected
+        }
+
+    def receive(self, updates: dict[int, ClientUpdate]) -> None:
+        """Nothing: the new states stay on the clients."""
+
+    def after_aggregate(self, algorithm: Algorithm, ctx: Context, server: dict[str, Any], selected: list[int]) -> None:
+        """The method's ``after_aggregate`` on each sampled client, by message (only for methods that have one)."""
+        if type(algorithm).after_aggregate is not Algorithm.after_aggregate:
+            after = self.send(AFTER_AGGREGATE, {cid: _round_content(self.cfg, server, ctx.round) for cid in selected})
+            self.found = self.found or _first_divergence(after, selected)
+
+    def check(self, round_: int, updates: dict[int, ClientUpdate], server: dict[str, Any]) -> dict | None:
+        """A divergence a client reported this round, else the server state's (:func:`~pflnb.fl.engine.check_finite`)."""
+        return self.found or check_finite(round_, {}, server, [])
+
+    def evaluate(self, runner: ClientRunner, algorithm: Algorithm, ctx: Context, server: dict[str, Any]) -> dict[str, Any]:
+        """Every client's evaluation, by message."""
+        rows = self.send("evaluate", {cid: _round_content(self.cfg, server, ctx.round) for cid in range(self.num_nodes)})
+        return {k: [float(rows[c].metric_records["metrics"][k]) for c in range(self.num_nodes)] for k in EVAL_KEYS}
+
+
 def serve(cfg: ExperimentConfig, send: Send, num_nodes: int, server_data: bool = False) -> dict[str, Any]:
-    """The server's run over ``send`` (message type, {client id: content} → {client id: reply}): the engine's sampling,
-    the method's server step, evaluation rounds; returns the run record (as the engine's: ``rounds``, ``evals``,
-    ``summary``; no internals, extra metrics, held-out clients or final states)."""
+    """The server's run over ``send`` (message type, {client id: content} → {client id: reply}): the engine's round loop
+    (:func:`~pflnb.fl.engine.simulate`) with the clients reached by messages (:class:`FlowerClients`); returns the run
+    record as the engine's (``rounds``, ``evals``, ``summary``, the clients' names and domains; no internals, extra
+    metrics, held-out clients or final states, which read the clients' states)."""
     cfg.validate()
     check_supported(cfg)
     t_start = time.perf_counter()
@@ -477,48 +541,24 @@ def serve(cfg: ExperimentConfig, send: Send, num_nodes: int, server_data: bool =
     if int(first["num-clients"]) != num_nodes:
         raise ValueError(f"the data has {int(first['num-clients'])} clients but the federation {num_nodes} nodes")
     shape = tuple(int(v) for v in info[0].config_records["shape"]["input-shape"])
-    data: Any = ServerData(n_train, int(first["num-classes"]), shape)
+    described = [json.loads(info[c].config_records["client"]["json"]) for c in range(num_nodes)]
+    data: Any = ServerData(n_train, int(first["num-classes"]), shape, described)
     if server_data:  # a simulation's server that reads the clients' data for the method's server step (not federated)
         data = build_federated(cfg.data_spec(), seed=cfg.seed).to(device)
 
     def model_fn():
         return build_model(cfg.model, data.input_shape, data.num_classes)
 
-    ctx = Context(data, model_fn, settings.optim, settings.seed, device, settings.finetune_epochs)  # type: ignore[arg-type]
-    server, _ = algorithm.init(ctx, initial_state(model_fn, settings.seed, device))
-    has_after = type(algorithm).after_aggregate is not Algorithm.after_aggregate
-    record: dict[str, Any] = {"method": algorithm.name, "engine": "flower", "rounds": [], "evals": [], "unseen": {}}
-    for t in range(1, settings.rounds + 1):
-        begin_round(ctx, settings.optim, t)
-        t0 = time.perf_counter()
-        selected = sample_clients(ctx, settings.participation)
-        replies = send("train", {cid: _round_content(cfg, server, t) for cid in selected})
-        t1 = time.perf_counter()
-        messages = {cid: unpack(replies[cid], "message", device) for cid in selected}
-        metrics = {cid: json.loads(replies[cid].config_records["metrics.exact"]["json"]) for cid in selected}
-        found = _first_divergence(replies, selected)
-        server = server_step(algorithm, ctx, server, messages)
-        if has_after:
-            after = send(AFTER_AGGREGATE, {cid: _round_content(cfg, server, t) for cid in selected})
-            found = found or _first_divergence(after, selected)
-        found = found or check_finite(t, {}, server, [])
-        if found is not None:
-            record["divergence"] = found
-            record["status"] = "diverged"
-            break
-        t2 = time.perf_counter()
-        entry: dict[str, Any] = {"round": t, "selected": selected, "client_metrics": metrics}
-        if is_eval_round(settings, t):
-            rows = send("evaluate", {cid: _round_content(cfg, server, t) for cid in range(num_nodes)})
-            ev = {k: [float(rows[c].metric_records["metrics"][k]) for c in range(num_nodes)] for k in EVAL_KEYS}
-            record["evals"].append(to_jsonable({"round": t, **ev}))
-            log.info("round %d: val acc %.4f, test acc %.4f", t, np.mean(ev["val_acc"]), np.mean(ev["test_acc"]))
-        t3 = time.perf_counter()
-        entry["time"] = {"local": t1 - t0, "aggregate": t2 - t1, "eval": t3 - t2}
-        record["rounds"].append(to_jsonable(entry))
-    else:
-        record["status"] = "finished"
-        record["summary"] = summarize(record)
+    clients = FlowerClients(cfg, send, num_nodes)
+    run = simulate(algorithm, data, model_fn, settings, clients=clients)
+    try:
+        work = next(run)
+        while True:
+            work = run.send(clients.train(work))
+    except StopIteration as stop:
+        record: dict[str, Any] = stop.value
+    record["engine"] = "flower"
+    record["status"] = "diverged" if "divergence" in record else "finished"
     record["config"] = cfg.to_dict()
     record["key"] = cfg.key()
     record["wall_time_s"] = time.perf_counter() - t_start

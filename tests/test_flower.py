@@ -126,6 +126,21 @@ def test_apps_steps_give_the_engines_numbers(method):
     assert [r["selected"] for r in flower["rounds"]] != [list(range(5))] * 2, "participation 0.6 samples clients"
 
 
+def test_flower_runs_the_engines_round_loop_divergence_check_and_record_included():
+    """One round loop: a run that diverges stops at the same round, client and quantity through Flower as in the engine
+    (the message check before the server step included), and Flower's record names the clients as the engine's."""
+    cfg = _smoke("fedavg", lr=1e4)
+    engine = run(cfg, cache=False, progress=False, warn=False)
+    flower = F.run_in_process(cfg)
+    assert "divergence" in engine and flower["status"] == "diverged"
+    assert flower["divergence"] == engine["divergence"]
+    assert len(flower["rounds"]) == len(engine["rounds"])
+    fine = _smoke("lgmix", rounds=1)
+    record, local = F.run_in_process(fine), run(fine, cache=False, progress=False)
+    assert (record["clients"], record["domains"]) == (local["clients"], local["domains"])
+    assert record["engine"] == "flower" and "final" not in record and record["rounds"][0]["internals"] == {}
+
+
 def test_same_numbers_sees_a_difference():
     cfg = _smoke("fedavg")
     engine = run(cfg, cache=False, progress=False)

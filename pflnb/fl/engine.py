@@ -348,12 +348,51 @@ def run_stacked(runs: Sequence[Simulation], runner: BatchedRunner | None = None)
     return records  # type: ignore[return-value]
 
 
+class Clients:
+    """The clients as :func:`simulate`'s one round loop reaches them: the seam between the loop and where the clients'
+    states live and how messages reach them.
+
+    These live in this process (the engine's simulation): a round's updates replace them, the method's
+    ``after_aggregate`` runs on them, their states are checked for divergence, the client runner evaluates them, and
+    the record gets what reads them (``local``: the method's internals and extra metrics, checkpoints, held-out
+    clients, the final states). :class:`pflnb.flower.FlowerClients` keeps them on Flower's clients instead and reaches
+    them by messages; the loop is the same."""
+
+    local = True
+
+    def __init__(self) -> None:
+        self.states: list[dict[str, Any]] = []
+
+    def start(self, states: list[dict[str, Any]]) -> None:
+        """The clients' states at the start (the method's ``init``, or a checkpoint's)."""
+        self.states = states
+
+    def receive(self, updates: dict[int, ClientUpdate]) -> None:
+        """A round's local work is done: each trained client's new state."""
+        for cid, up in updates.items():
+            self.states[cid] = up.client
+
+    def after_aggregate(self, algorithm: Algorithm, ctx: Context, server: dict[str, Any], selected: list[int]) -> None:
+        """The method's step on each sampled client after the server step (LG-Mix's mixing)."""
+        for cid in selected:
+            self.states[cid] = algorithm.after_aggregate(ctx, cid, server, self.states[cid])
+
+    def check(self, round_: int, updates: dict[int, ClientUpdate], server: dict[str, Any]) -> dict | None:
+        """Where the round diverged first (:func:`check_finite`), or None."""
+        return check_finite(round_, updates, server, self.states)
+
+    def evaluate(self, runner: ClientRunner, algorithm: Algorithm, ctx: Context, server: dict[str, Any]) -> dict[str, Any]:
+        """Every client's val and test accuracy and loss (lists by client id)."""
+        return runner.evaluate(algorithm, ctx, server, self.states)
+
+
 def simulate(
     algorithm: Algorithm,
     data: FederatedDataset,
     model_fn: Callable[[], PFLModel],
     settings: RunSettings,
     runner: ClientRunner | str | None = None,
+    clients: Clients | None = None,
 ) -> Simulation:
     """The round loop of one run, as a generator: it yields each round's :class:`~pflnb.fl.runner.LocalWork` (with
     ``runner``, the run's client runner, attached) and is sent back the updates; it returns the run record.
@@ -366,6 +405,8 @@ def simulate(
     A round whose training metrics or states hold a non-finite value ends the run: the record then has a
     ``divergence`` entry (round, client, quantity) instead of a summary, and no final states. Local training
     and evaluation go through ``runner`` (default: ``settings.runner``, see :func:`pflnb.fl.runner.make_runner`).
+    ``clients``: where the clients' states live and how the loop reaches them (:class:`Clients`, the default: in this
+    process; Flower's server passes its own).
     """
     settings.validate()
     device = torch.device(settings.device) if settings.device else torch.device("cpu")
@@ -373,7 +414,9 @@ def simulate(
     init_state = initial_state(model_fn, settings.seed, device)
     ctx = Context(data, model_fn, settings.optim, settings.seed, device, settings.finetune_epochs)
     runner = make_runner(settings.runner if runner is None else runner, algorithm, device, ctx.model)
-    server, clients = algorithm.init(ctx, init_state)
+    fed = Clients() if clients is None else clients
+    server, states = algorithm.init(ctx, init_state)
+    fed.start(states)
     record: dict[str, Any] = {
         "method": algorithm.name,
         "clients": [c.name for c in data.clients],
@@ -386,7 +429,8 @@ def simulate(
     ckpt = settings.checkpoint_path
     payload = _load_checkpoint(ckpt, device, settings.checkpoint_tag) if ckpt and os.path.exists(ckpt) else None
     if payload is not None:
-        server, clients, record = payload["server"], payload["clients"], payload["record"]
+        server, record = payload["server"], payload["record"]
+        fed.start(payload["clients"])
         start_round, earlier_s = payload["round"] + 1, float(payload.get("wall_time_s", 0.0))
 
     bar = tqdm(range(start_round, settings.rounds + 1), desc=algorithm.name, disable=not settings.progress, leave=False)
@@ -394,19 +438,17 @@ def simulate(
         begin_round(ctx, settings.optim, t)
         t0 = time.perf_counter()
         selected = sample_clients(ctx, settings.participation)
-        updates = yield LocalWork(algorithm, ctx, server, clients, selected, runner)
+        updates = yield LocalWork(algorithm, ctx, server, fed.states, selected, runner)
         t1 = time.perf_counter()
-        for cid, up in updates.items():
-            clients[cid] = up.client
+        fed.receive(updates)
         divergence = check_messages(t, updates)
         if divergence is not None:  # a non-finite message: the server step would read it (and may raise)
             record["divergence"] = divergence
             record["wall_time_s"] = earlier_s + time.perf_counter() - t_start
             return record
         server = server_step(algorithm, ctx, server, {cid: up.message for cid, up in updates.items()})
-        for cid in selected:
-            clients[cid] = algorithm.after_aggregate(ctx, cid, server, clients[cid])
-        divergence = check_finite(t, updates, server, clients)
+        fed.after_aggregate(algorithm, ctx, server, selected)
+        divergence = fed.check(t, updates, server)
         if divergence is not None:  # stop: nothing after a non-finite loss or state is a result
             record["divergence"] = divergence
             record["wall_time_s"] = earlier_s + time.perf_counter() - t_start
@@ -416,29 +458,30 @@ def simulate(
             "round": t,
             "selected": selected,
             "client_metrics": {cid: up.metrics for cid, up in updates.items()},
-            "internals": algorithm.round_internals(ctx, server, clients),
+            "internals": algorithm.round_internals(ctx, server, fed.states) if fed.local else {},
         }
         if is_eval_round(settings, t):
-            ev = runner.evaluate(algorithm, ctx, server, clients)
-            extra = algorithm.extra_metrics(ctx, server, clients)
+            ev = fed.evaluate(runner, algorithm, ctx, server)
+            extra = algorithm.extra_metrics(ctx, server, fed.states) if fed.local else {}
             record["evals"].append(to_jsonable({"round": t, **ev, **({"extra": extra} if extra else {})}))
             bar.set_postfix(val=f"{np.mean(ev['val_acc']):.3f}", test=f"{np.mean(ev['test_acc']):.3f}")
         t3 = time.perf_counter()
         entry["time"] = {"local": t1 - t0, "aggregate": t2 - t1, "eval": t3 - t2}
         record["rounds"].append(to_jsonable(entry))
-        if ckpt and settings.checkpoint_every and (t % settings.checkpoint_every == 0):
+        if ckpt and fed.local and settings.checkpoint_every and (t % settings.checkpoint_every == 0):
             elapsed = earlier_s + time.perf_counter() - t_start
-            payload = {"round": t, "server": server, "clients": clients, "record": record, "wall_time_s": elapsed}
+            payload = {"round": t, "server": server, "clients": fed.states, "record": record, "wall_time_s": elapsed}
             _save_checkpoint(ckpt, {**payload, "tag": settings.checkpoint_tag})
         if settings.stop_after is not None and t >= settings.stop_after and t < settings.rounds:
             record["interrupted_at"] = t
             return record
     record.pop("interrupted_at", None)
-    if data.unseen:
+    if data.unseen and fed.local:
         ctx.optim = settings.optim.at_round(settings.rounds)
         record["unseen"] = _evaluate_unseen(algorithm, ctx, server)
     record["summary"] = summarize(record)
-    record["runner"] = {"name": runner.name, "notes": list(getattr(runner, "notes", []))}
-    record["final"] = {"server": server, "clients": clients}
+    if fed.local:
+        record["runner"] = {"name": runner.name, "notes": list(getattr(runner, "notes", []))}
+        record["final"] = {"server": server, "clients": fed.states}
     record["wall_time_s"] = earlier_s + time.perf_counter() - t_start  # over every resumed segment
     return record
