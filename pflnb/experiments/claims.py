@@ -18,6 +18,12 @@ import numpy as np
 import pandas as pd
 
 from pflnb import __version__, kernels
+from pflnb.experiments.effects import (  # noqa: F401  (read as R.<name>)
+    SMALLER_THAN_PAPER,
+    effect_position,
+    effect_text,
+    smaller_than_paper,
+)
 from pflnb.experiments.statistics import (  # noqa: F401  (the statistics' names, read as R.<name>)
     ALPHA,
     LEVEL,
@@ -40,7 +46,6 @@ from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read 
     PARTIAL,
     PARTS_TABLE,
     REPRODUCED,
-    SMALLER_THAN_PAPER,
     VERDICTS,
     WORD_SIZES,
     Floor,
@@ -53,8 +58,6 @@ from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read 
     confounded,
     consistency,
     did_not_train,
-    effect_position,
-    effect_text,
     equivalent,
     floor,
     identity,
@@ -65,7 +68,6 @@ from pflnb.experiments.verdicts import (  # noqa: F401  (the rule's names, read 
     parts,
     ratio_text,
     residual_text,
-    smaller_than_paper,
     trained,
     value,
     word_size,

@@ -17,6 +17,7 @@ from pflnb.experiments.claims import (
     figures_root,
     read_claims,
 )
+from pflnb.experiments.effects import SMALLER_THAN_PAPER
 from pflnb.experiments.registry import PAPERS as REGISTRY
 from pflnb.experiments.verdicts import (
     CONTRADICTED,
@@ -26,7 +27,6 @@ from pflnb.experiments.verdicts import (
     NOT_TESTABLE,
     PARTIAL,
     REPRODUCED,
-    SMALLER_THAN_PAPER,
     checks_now,
 )
 
