@@ -1,280 +1,64 @@
 """FedFac's computations outside the declared engine experiments, and its views of their records.
 
-- the simulation study (§4.3, :class:`SimJob`), the motivating experiment (Figs. 1–2) and the §3 theory drivers, with
-  their sizes per profile (:func:`sizes`): smoke runs every code path in seconds, cpu the simulation at C = 20;
+- the drivers of the simulation study (:mod:`.simstudy`), the motivating experiment (:mod:`.motivation`) and the §3
+  theory, with their sizes per profile (:func:`sizes`): smoke runs every code path in seconds, cpu the simulation at
+  C = 20;
 - the sequential tuning of Λ, τ and κ on validation accuracy (Tables 4–6, :func:`tune`), which runs the declared
   tuning experiments of :mod:`pflnb.papers.fedfac.paper`;
 - the views of the sweeps that judge Tables 4–6 on the verdict seeds (:func:`sweep_tables`, :func:`sweep_summary`);
-- tables from the runs' records: Table 3 (new clients), Table 7 (training time), Fig. 9 (training loss), FA
-  convergence;
-- Table 7's ratio timed in pairs (:class:`PairedTimingJob`): FedAvg and FedFac alternated in one process, the ratio
-  the claim reads.
+- tables from the runs' records: Table 3 (new clients), Fig. 9 (training loss), FA convergence; Table 7's training
+  time and its ratio timed in pairs are :mod:`.timing`'s (:func:`paired_timing` runs it).
+
+The names of :mod:`.simstudy`, :mod:`.motivation` and :mod:`.timing` the notebook reads are gathered here too.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 
-import pflnb
-from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.fedfac import stability
-from pflnb.data import build_federated
-from pflnb.data.simulation_fedfac import SPLITS_MOTIVATION, Simulation, digits_clients, simulate, to_federated
+from pflnb.data.simulation_fedfac import simulate
 from pflnb.experiments.claims import Floor
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Executor, Serial, execute
-from pflnb.experiments.jobs import FIX, Job, digest
 from pflnb.experiments.paper import ExperimentResult, best_on_validation, experiment_chance, run_experiment, tuning_score
 from pflnb.experiments.tables import client_table
-from pflnb.fl import OptimConfig, RunSettings, run_simulation
-from pflnb.fl.engine import Context, to_jsonable
-from pflnb.models import build_model
-from pflnb.models.nets import MLP
 from pflnb.papers.fedfac import fedsplit as T
 from pflnb.papers.fedfac.claims import sweep_table
+from pflnb.papers.fedfac.motivation import (  # noqa: F401  (the notebook reads them here)
+    MotivationSetting,
+    activation_spread,
+    entropy_summary,
+    motivation_setting,
+    neuron_activations,
+)
 from pflnb.papers.fedfac.paper import FEDFAC_DEFAULT, KNOBS, candidates, shown, tuned
+from pflnb.papers.fedfac.simstudy import (  # noqa: F401  (the notebook reads them here)
+    SIM_EXTRA,
+    SIM_METHODS,
+    SIM_PROFILES,
+    SimJob,
+    SimSetting,
+    last_mean,
+    run_sims,
+    sim_method,
+    sim_setting,
+)
+from pflnb.papers.fedfac.timing import (  # noqa: F401  (the notebook reads them here)
+    PairedTimingJob,
+    alternation,
+    fa_time_share,
+    paired_ratios,
+    paired_timing_table,
+    round_train_times,
+    time_table,
+    train_time,
+)
 from pflnb.theory import factor as FA
-from pflnb.theory.factor import fa_partition, kl_entropy
-
-# ---- the simulation study (Fig. 6/7 analogue) --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SimSetting:
-    """One simulation setting: DGP sizes, p (shared_frac), α (alpha_cov), and the FL schedule."""
-
-    shared_frac: float = 0.5
-    alpha_cov: float = 0.4
-    n_clients: int = 20
-    n_per_client: int = 100
-    d: int = 100
-    m: int = 200
-    noise_sd: float = 1.0
-    rounds: int = 25
-    local_epochs: int = 2
-    participation: float = 1.0
-    lr: float = 1e-3
-    batch_size: int = 32
-    kappa: float = 0.85
-    warm_epochs: int = 5
-    fa_method: str = "minres"
-    max_iter: int = 500
-    tol: float = 1e-5
-    center: bool = True  # labels 1{y* > median_c(y*)} (spec A17); False: the literal rule 1{y* > 0}
-
-
-SIM_PROFILES: dict[str, dict[str, Any]] = {
-    "smoke": dict(n_clients=6, n_per_client=40, d=20, m=40, rounds=2, local_epochs=1, warm_epochs=1),
-    "cpu": {},
-    "paper": dict(n_clients=100, participation=0.1, n_per_client=250, rounds=100),
-}
-SIM_METHODS = ("true", "oracle", "static", "dynamic", "random_fixed", "random_redrawn", "fedavg", "local")
-SIM_EXTRA = ("dynamic_updates", "dynamic_paf")  # FA on updates; the package's earlier PAF fit (50 iterations, tol 1e-4)
-
-
-def sim_method(label: str, sim: Simulation, setting: SimSetting) -> tuple[str, dict[str, Any]]:
-    """(method, params) of a decomposition method; every split uses the true personalized share q = 1 − p."""
-    q = 1.0 - setting.shared_frac
-    fa = dict(layers=(1,), q=q, kappa=setting.kappa, fa_method=setting.fa_method, max_iter=setting.max_iter, tol=setting.tol)
-    if label == "true":
-        return "fedfac", {**fa, "partition": "given", "given": tuple(int(i) for i in np.flatnonzero(sim.true_shared))}
-    if label == "oracle":
-        shared, _ = fa_partition(
-            [sim.client_weights(c) for c in range(len(sim.x))], setting.kappa, q, setting.max_iter, setting.tol, setting.fa_method
-        )
-        return "fedfac", {**fa, "partition": "given", "given": tuple(int(i) for i in np.flatnonzero(shared))}
-    if label == "static":
-        return "fedfac", {**fa, "mode": "static", "warm_epochs": setting.warm_epochs}
-    if label in ("dynamic", "dynamic_updates"):
-        inp = "updates" if label == "dynamic_updates" else "weights"
-        return "fedfac", {**fa, "mode": "dynamic", "fa_input": inp, "fa_compare": label == "dynamic"}
-    if label == "dynamic_paf":
-        return "fedfac", {**fa, "mode": "dynamic", "fa_method": "paf", "max_iter": 50, "tol": 1e-4}
-    if label in ("random_fixed", "random_redrawn"):
-        return "fedfac", {**fa, "partition": label}
-    if label in ("fedavg", "local"):
-        return label, {}
-    raise ValueError(f"unknown simulation method {label!r}; choose one of {SIM_METHODS + SIM_EXTRA}")
-
-
-def sim_setting(profile: str, **overrides: Any) -> SimSetting:
-    """The profile's simulation setting with overrides (e.g. shared_frac, alpha_cov)."""
-    return SimSetting(**{**SIM_PROFILES[profile], **overrides})
-
-
-@dataclass(frozen=True)
-class SimJob(Job):
-    """Decomposition method ``method`` (:data:`SIM_METHODS`) trained on one draw of the Eq. (8) DGP (MLP d→m→2,
-    Adam), keyed by the full setting, the method and the seed; ``threads``: torch threads while it runs (default:
-    this process's count)."""
-
-    setting: SimSetting
-    method: str
-    seed: int
-    profile: str = "cpu"
-    threads: int = field(default_factory=torch.get_num_threads)
-
-    def key(self) -> str:
-        text = json.dumps({"setting": asdict(self.setting), "label": self.method, "seed": self.seed}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    def label(self) -> str:
-        return f"fedfac-sim-{self.method}"
-
-    def details(self) -> dict[str, Any]:
-        return {**self.describe(), "setting": asdict(self.setting)}
-
-    def validate(self) -> None:
-        if self.method not in SIM_METHODS + SIM_EXTRA:
-            raise ValueError(f"unknown simulation method {self.method!r}; choose one of {SIM_METHODS + SIM_EXTRA}")
-
-    def compute(self, root: Any, progress: bool = False) -> dict[str, Any]:
-        setting, seed = self.setting, self.seed
-        sim = simulate(
-            setting.n_clients,
-            setting.n_per_client,
-            setting.d,
-            setting.m,
-            setting.shared_frac,
-            setting.alpha_cov,
-            setting.noise_sd,
-            setting.center,
-            seed,
-        )
-        data = to_federated(sim, seed=seed)
-        method, params = sim_method(self.method, sim, setting)
-        opt = OptimConfig(lr=setting.lr, batch_size=setting.batch_size, local_epochs=setting.local_epochs, optimizer="adam")
-        settings = RunSettings(rounds=setting.rounds, participation=setting.participation, seed=seed, optim=opt, progress=False)
-        t0 = time.perf_counter()
-        with torch.random.fork_rng(devices=[]):
-            record = run_simulation(
-                make_algorithm(method, params), data, lambda: MLP(setting.d, 2, hidden=(setting.m,)), settings
-            )
-        record.pop("final", None)
-        record = to_jsonable(record)
-        record.update(wall_time_s=time.perf_counter() - t0, label=self.method, seed=seed, setting=asdict(setting))
-        return record
-
-
-def run_sims(
-    jobs: Sequence[tuple[SimSetting, str, int]], profile: str = "cpu", executor: Executor | None = None, progress: bool = False
-) -> list[dict[str, Any]]:
-    """The records of simulation runs ``(setting, method, seed)`` (:class:`SimJob`), cached, on any executor."""
-    return execute([SimJob(st, lab, s, profile) for st, lab, s in jobs], executor, progress=progress, desc="simulations")
-
-
-def last_mean(record: dict[str, Any], k: int = 5) -> float:
-    """Client-mean test accuracy averaged over the last ``k`` evaluations."""
-    return float(np.mean([np.mean(e["test_acc"]) for e in record["evals"][-k:]]))
-
-
-# ---- the motivating experiment (Figs. 1–2, spec §3.8) ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MotivationSetting:
-    """Figs. 1–2 on scikit-learn's digits: clients, hidden width, local Adam epochs, batch size, k of the entropy."""
-
-    n_clients: int = 50
-    hidden: int = 200
-    epochs: int = 20
-    lr: float = 1e-3
-    batch_size: int = 16
-    k: int = 3
-    dead_std: float = 1e-6
-
-
-MOTIVATION_PROFILES: dict[str, dict[str, Any]] = {"smoke": dict(n_clients=10, epochs=2), "cpu": {}, "paper": {}}
-
-
-def motivation_setting(profile: str, **overrides: Any) -> MotivationSetting:
-    """The profile's Figs. 1–2 setting with overrides."""
-    return MotivationSetting(**{**MOTIVATION_PROFILES[profile], **overrides})
-
-
-def neuron_activations(split: str, setting: MotivationSetting = MotivationSetting(), seed: int = 0) -> dict[str, Any]:
-    """Figs. 1–2: every client trains its own MLP 64→m→10 from one common init (the engine's ``local`` method,
-    one round of ``epochs`` Adam epochs); returns the (m, C) mean ReLU activation of neuron j of client c's
-    model on client c's training data, each neuron's Kozachenko–Leonenko entropy across clients (NaN for
-    dead neurons, whose across-client std is below ``dead_std``) and the clients' test accuracies."""
-    if split not in SPLITS_MOTIVATION:
-        raise ValueError(f"split must be one of {SPLITS_MOTIVATION}, got {split!r}")
-    data = digits_clients(split, setting.n_clients, seed)
-    opt = OptimConfig(lr=setting.lr, batch_size=setting.batch_size, local_epochs=setting.epochs, optimizer="adam")
-    settings = RunSettings(rounds=1, seed=seed, optim=opt, progress=False)
-    algorithm = make_algorithm("local", {})
-
-    def model_fn() -> MLP:
-        return MLP(64, 10, hidden=(setting.hidden,))
-
-    with torch.random.fork_rng(devices=[]):
-        record = run_simulation(algorithm, data, model_fn, settings)
-    ctx = Context(data, model_fn, opt, seed, torch.device("cpu"))
-    server, clients = record["final"]["server"], record["final"]["clients"]
-    act = np.zeros((setting.hidden, setting.n_clients))
-    with torch.no_grad():
-        for cid in range(data.num_clients):
-            model = algorithm.eval_module(ctx, cid, server, clients[cid])
-            model.eval()
-            act[:, cid] = model.features(data.clients[cid].train.x).mean(0).cpu().numpy()
-    alive = act.std(1) >= setting.dead_std
-    entropy = np.array([kl_entropy(a, setting.k) if ok else np.nan for a, ok in zip(act, alive)])
-    return {
-        "split": split,
-        "activations": act,
-        "entropy": entropy,
-        "alive": alive,
-        "domains": [c.domain for c in data.clients],
-        "test_acc": np.asarray(record["evals"][-1]["test_acc"]),
-    }
-
-
-def entropy_summary(entropy: np.ndarray, quantiles: tuple[float, ...] = (0.05, 0.25, 0.5, 0.75, 0.95)) -> dict[str, float]:
-    """Quantiles and IQR of the per-neuron entropies (dead neurons, NaN, left out)."""
-    e = np.asarray(entropy, dtype=np.float64)
-    e = e[np.isfinite(e)]
-    qs = np.quantile(e, quantiles)
-    out = {f"q{int(round(100 * q))}": float(v) for q, v in zip(quantiles, qs)}
-    out["iqr"] = float(np.quantile(e, 0.75) - np.quantile(e, 0.25))
-    out["alive"] = int(e.size)
-    return out
-
-
-def activation_spread(activations: np.ndarray, dead_std: float = 1e-6) -> float:
-    """Mean over live neurons of the across-client coefficient of variation (std / mean) of the mean activation."""
-    act = np.asarray(activations, dtype=np.float64)
-    live = act.std(1) >= dead_std
-    return float((act[live].std(1) / act[live].mean(1)).mean())
-
-
-def round_train_times(record: dict[str, Any]) -> list[float]:
-    """Per round of a run, its training time (Table 7): local training plus aggregation (where FedFac's factor analysis
-    runs); evaluation is left out."""
-    return [float(r["time"]["local"] + r["time"]["aggregate"]) for r in record["rounds"]]
-
-
-def train_time(record: dict[str, Any]) -> float:
-    """Training time of a run (Table 7): rounds × the median per-round time of local training plus aggregation
-    (evaluation and one-time start-up costs, such as imports in the first round, are left out)."""
-    per = round_train_times(record)
-    return float(len(per) * np.median(per))
-
-
-def fa_time_share(record: dict[str, Any]) -> float:
-    """Share of a FedFac run's local-training plus aggregation time spent in the factor analysis."""
-    total = sum(r["time"]["local"] + r["time"]["aggregate"] for r in record["rounds"])
-    return float(sum(r["internals"].get("fa_time", 0.0) for r in record["rounds"]) / total)
-
 
 # ---- per-profile sizes of the theory, the oracle, the simulation grid and Figs. 1–2 ----------------------------
 
@@ -477,139 +261,6 @@ def new_clients_table(table2: ExperimentResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["setting", "seed", "method", "acc"])
 
 
-def time_table(table2: ExperimentResult) -> pd.DataFrame:
-    """Table 7: per (setting, seed, label) training time, its ratio to FedAvg's, and FedFac's FA time share."""
-    t2, records = table2.table, table2.records
-    t = t2[["setting", "seed", "label"]].copy()
-    t["train_time_s"] = [train_time(r) for r in records]
-    t["fa_share"] = [
-        fa_time_share(r) if row["label"].startswith("FedFac") else np.nan for (_, row), r in zip(t2.iterrows(), records)
-    ]
-    ref = t[t.label == "FedAvg"].set_index(["setting", "seed"])["train_time_s"]
-    t["ratio"] = [row.train_time_s / ref.get((row.setting, row.seed), np.nan) for row in t.itertuples()]
-    return t
-
-
-# ---- Table 7: FedFac's training time against FedAvg's, timed in pairs -------------------------------------------
-
-
-def alternation(names: Sequence[str], repetitions: int) -> list[tuple[int, str]]:
-    """The order of a paired timing: each repetition runs every method once, in the order given (A B A B ...)."""
-    return [(rep, name) for rep in range(repetitions) for name in names]
-
-
-def paired_ratios(times: Mapping[str, Sequence[Sequence[float]]], reference: str, method: str) -> list[float]:
-    """Per repetition, ``method``'s median per-round training time over ``reference``'s (``times``: name → per
-    repetition, the per-round times)."""
-    if len(times[reference]) != len(times[method]):
-        raise ValueError(f"paired_ratios needs as many repetitions of {method!r} as of {reference!r}")
-    return [float(np.median(m) / np.median(r)) for r, m in zip(times[reference], times[method])]
-
-
-@dataclass(frozen=True)
-class PairedTimingJob(Job):
-    """Table 7's ratio from a paired timing in one process: the ``reference`` run (FedAvg) and the ``method`` run
-    (FedFac) of one setting and seed, alternated (A B A B ...) for ``repetitions`` repetitions of ``rounds`` rounds
-    each, on the same data (built once; the held-out clients left out, they take no part in training), after one
-    untimed round of each (start-up costs). Each repetition's ratio is the method's median per-round training time
-    (local training plus aggregation, :func:`round_train_times`) over the reference's; the record holds the order
-    run, every per-round time, the ratios, their median and range. A measurement: cached like any job (keyed by
-    both configs, the names, repetitions and rounds); run it alone (:class:`~pflnb.experiments.executors.Serial`),
-    so that nothing else runs beside it."""
-
-    reference: ExperimentConfig
-    method: ExperimentConfig
-    names: tuple[str, str] = ("FedAvg", "FedFac dynamic")
-    setting: str = ""
-    repetitions: int = 5
-    rounds: int = 3
-
-    @property
-    def profile(self) -> str:  # type: ignore[override]
-        return self.reference.profile
-
-    @property
-    def threads(self) -> int:  # type: ignore[override]
-        return self.reference.threads
-
-    @property
-    def seed(self) -> int:
-        return self.reference.seed
-
-    def key(self) -> str:
-        return digest("paired timing", self.reference.key(), self.method.key(), list(self.names), self.repetitions, self.rounds)
-
-    def label(self) -> str:
-        return "fedfac-paired-timing"
-
-    def details(self) -> dict[str, Any]:
-        configs = {n: c.to_dict() for n, c in zip(self.names, (self.reference, self.method))}
-        return {**self.describe(), "repetitions": self.repetitions, "rounds": self.rounds, "configs": configs}
-
-    def validate(self) -> None:
-        self.reference.validate()
-        self.method.validate()
-        if len(self.names) != 2 or self.names[0] == self.names[1]:
-            raise ValueError(f"a paired timing names two different methods, got {self.names!r}")
-        if self.reference.data_spec() != self.method.data_spec() or self.reference.seed != self.method.seed:
-            raise ValueError("a paired timing runs both methods on the same data and seed; the two configs differ there")
-        if self.reference.threads != self.method.threads:
-            raise ValueError("a paired timing runs both methods with the same thread count")
-        for name, value, low in (("repetitions", self.repetitions, 2), ("rounds", self.rounds, 1)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-    def check(self, record: Any, path: Any) -> dict[str, Any]:
-        ok = (
-            isinstance(record, dict)
-            and record.get("names") == list(self.names)
-            and all(len(record.get("times", {}).get(n, [])) == self.repetitions for n in self.names)
-            and len(record.get("ratios", [])) == self.repetitions
-        )
-        if not ok:
-            raise ValueError(f"cached record {path} is not this paired timing's; {FIX}")
-        return record
-
-    def _timed(self, cfg: ExperimentConfig, data: Any, rounds: int) -> list[float]:
-        """The per-round training times of ``rounds`` rounds of ``cfg`` on ``data``."""
-        cfg = cfg.replace(rounds=rounds, eval_every=rounds)
-
-        def model_fn() -> Any:
-            return build_model(cfg.model, data.input_shape, data.num_classes)
-
-        with pflnb.determinism(cfg.deterministic):
-            record = run_simulation(make_algorithm(cfg.method, cfg.method_params), data, model_fn, cfg.settings(False))
-        return round_train_times(record)
-
-    def compute(self, root: Any, progress: bool = False) -> dict[str, Any]:
-        data = build_federated(self.reference.data_spec(), seed=self.reference.seed)
-        data = dataclasses.replace(data, unseen=[])
-        configs = dict(zip(self.names, (self.reference, self.method)))
-        for name in self.names:  # start-up costs (first calls of the kernels, allocations): untimed
-            self._timed(configs[name], data, 1)
-        order: list[list[Any]] = []
-        times: dict[str, list[list[float]]] = {name: [] for name in self.names}
-        for rep, name in alternation(self.names, self.repetitions):
-            times[name].append(self._timed(configs[name], data, self.rounds))
-            order.append([rep, name])
-        ratios = paired_ratios(times, *self.names)
-        return {
-            "names": list(self.names),
-            "setting": self.setting,
-            "seed": self.seed,
-            "repetitions": self.repetitions,
-            "rounds": self.rounds,
-            "order": order,
-            "times": times,
-            "ratios": ratios,
-            "median": float(np.median(ratios)),
-            "min": float(min(ratios)),
-            "max": float(max(ratios)),
-            "threads": torch.get_num_threads(),
-            "configs": {name: cfg.to_dict() for name, cfg in configs.items()},
-        }
-
-
 def paired_timing_job(
     table2: ExperimentResult,
     setting: str | None = None,
@@ -648,24 +299,6 @@ def paired_timing(table2: ExperimentResult, progress: bool = False, **kw: Any) -
     """The record of Table 7's paired timing (:func:`paired_timing_job`; ``kw`` goes there), computed alone in this
     process (the serial executor) or read from the cache."""
     return execute([paired_timing_job(table2, **kw)], Serial(), progress=progress)[0]
-
-
-def paired_timing_table(record: Mapping[str, Any]) -> pd.DataFrame:
-    """One row per repetition of a paired timing: the setting and seed, each method's median per-round training time
-    (s) and the ratio (what Table 7's claim reads)."""
-    reference, method = record["names"]
-    med = {name: [float(np.median(r)) for r in record["times"][name]] for name in (reference, method)}
-    return pd.DataFrame(
-        {
-            "setting": record["setting"],
-            "seed": record["seed"],
-            "repetition": range(len(record["ratios"])),
-            "rounds": record["rounds"],
-            f"{reference} s/round": med[reference],
-            f"{method} s/round": med[method],
-            "ratio": record["ratios"],
-        }
-    )
 
 
 def fa_convergence(records: Sequence[dict[str, Any]], layer: str | None = None) -> dict[str, float]:
