@@ -243,7 +243,8 @@ def test_a_term_reading_its_own_head_after_the_heads_pass_is_refused():
     import dataclasses
 
     from pflnb.algorithms.fedhkd import HyperKnowledgeDistill
-    from pflnb.fl.plan import LocalPlan, Phase, run_plan
+    from pflnb.fl.plan import LocalPlan, Phase
+    from pflnb.fl.sequential import run_plan
 
     late = dataclasses.dataclass(frozen=True)(type("Late", (HyperKnowledgeDistill,), {"before_head": False}))
     ctx = make_ctx()

@@ -13,7 +13,6 @@ LIMIT, PAPER_LIMIT = 600, 400
 # module → its size now, until it is split (issue #50)
 OVER = {
     "fl/batched.py": 1025,
-    "fl/plan.py": 873,
     "papers/fedpg/claims.py": 712,
     "papers/fedfac/claims.py": 688,
     "papers/fedpg/paper.py": 959,

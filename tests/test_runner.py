@@ -9,7 +9,8 @@ from torch import nn
 
 from pflnb.data.federated import Split
 from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.fl.plan import ProxStep, prox_step_hook
+from pflnb.fl.plan import ProxStep
+from pflnb.fl.sequential import prox_step_hook
 from pflnb.fl.training import OptimConfig, batch_indices, train_epochs
 
 

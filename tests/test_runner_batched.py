@@ -417,7 +417,7 @@ def test_batched_runner_trains_through_the_batched_path(monkeypatch):
     calls = []
     real = B.run_chunk
     monkeypatch.setattr(B, "run_chunk", lambda ctx, fm, plans, ctxs=None: calls.append(len(plans)) or real(ctx, fm, plans, ctxs))
-    import pflnb.fl.plan as P
+    import pflnb.fl.sequential as P
 
     monkeypatch.setattr(P, "train_epochs", lambda *a, **k: pytest.fail("sequential training path used"))
     data = data64()

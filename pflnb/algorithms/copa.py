@@ -53,7 +53,8 @@ from pflnb.algorithms.partial import WEIGHTS, aggregation_weights
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.plan import LocalPlan, Phase, PlanResult, fuse_logits
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult
+from pflnb.fl.sequential import fuse_logits
 
 HEAD_PREFIX = "head."
 

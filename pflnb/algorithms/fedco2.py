@@ -39,7 +39,8 @@ from pflnb.algorithms.registry import register, variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
 from pflnb.fl.engine import derive_seed
-from pflnb.fl.plan import Batch, LocalPlan, Phase, PlanResult, Term, plan_module
+from pflnb.fl.plan import Batch, LocalPlan, Phase, PlanResult, Term
+from pflnb.fl.sequential import plan_module
 from pflnb.fl.training import evaluate
 
 CO2_BN_RULES = ("local", "affine", "shared")

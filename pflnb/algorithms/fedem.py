@@ -42,7 +42,8 @@ from pflnb.data.federated import Split
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.engine import derive_seed
-from pflnb.fl.plan import Batch, FusedModel, LocalPlan, Phase, PlanResult, Term, plan_module
+from pflnb.fl.plan import Batch, LocalPlan, Phase, PlanResult, Term
+from pflnb.fl.sequential import FusedModel, plan_module
 
 
 @dataclass(frozen=True)

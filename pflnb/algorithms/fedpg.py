@@ -27,7 +27,8 @@ import torch.nn.functional as F
 from pflnb.algorithms.registry import register, variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.plan import LocalPlan, Phase, PlanResult, full_gradient
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult
+from pflnb.fl.sequential import full_gradient
 from pflnb.theory.mgda import DIRECTIONS, FAIR_FROM, drift_gammas, fair_objective, fedpg_direction, personalization_gammas
 
 FALLBACKS = ("mdfg", "lower_bound", "skip")

@@ -37,7 +37,8 @@ from pflnb.algorithms.partial import WEIGHTS, aggregation_weights
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.plan import Batch, LocalPlan, Phase, PlanResult, Term, plan_module
+from pflnb.fl.plan import Batch, LocalPlan, Phase, PlanResult, Term
+from pflnb.fl.sequential import plan_module
 from pflnb.fl.training import accumulator_dtype, train_epochs
 
 GENERIC_LOSSES = ("bsm", "ce")

@@ -13,7 +13,8 @@ from pflnb.algorithms.partial import PartialFedAvg, PartialParams
 from pflnb.algorithms.registry import register
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import ClientUpdate
-from pflnb.fl.plan import LOSS_KEY, Batch, LocalPlan, Phase, PlanResult, Term, plan_module, slot_key
+from pflnb.fl.plan import LOSS_KEY, Batch, LocalPlan, Phase, PlanResult, Term, slot_key
+from pflnb.fl.sequential import plan_module
 
 
 def _param_names(ctx: Any) -> tuple[str, ...]:

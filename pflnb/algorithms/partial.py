@@ -29,7 +29,8 @@ from torch import nn
 from pflnb.algorithms.registry import variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.plan import LocalPlan, Phase, PlanResult, Prox, Term, run_phase
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult, Prox, Term
+from pflnb.fl.sequential import run_phase
 from pflnb.fl.training import train_epochs
 
 WEIGHTS = ("n_samples", "uniform")

@@ -38,7 +38,8 @@ from pflnb.algorithms.partial import FedSim, _check_spec, aggregation_weights, l
 from pflnb.algorithms.registry import register, variant
 from pflnb.fl import state as S
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
-from pflnb.fl.plan import LocalPlan, Phase, PlanResult, plan_module
+from pflnb.fl.plan import LocalPlan, Phase, PlanResult
+from pflnb.fl.sequential import plan_module
 from pflnb.fl.training import evaluate, train_epochs
 
 MU_MODES = ("sigmoid", "simple", "fixed", "uniform", "beta")

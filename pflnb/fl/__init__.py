@@ -14,8 +14,9 @@ from pflnb.fl.engine import (
     simulate,
     summarize,
 )
-from pflnb.fl.plan import Batch, FeatureRecord, LocalPlan, Phase, PlanResult, Prox, ProxStep, Term, run_plan
+from pflnb.fl.plan import Batch, FeatureRecord, LocalPlan, Phase, PlanResult, Prox, ProxStep, Term
 from pflnb.fl.runner import RUNNERS, BatchedRunner, ClientRunner, LocalWork, SequentialRunner, make_runner
+from pflnb.fl.sequential import run_plan
 from pflnb.fl.training import OptimConfig, epoch_batches, evaluate, train_epochs
 
 __all__ = [

@@ -26,7 +26,8 @@ from torch import nn
 
 from pflnb.data import ClientData
 from pflnb.fl import state as S
-from pflnb.fl.plan import LocalPlan, PlanResult, run_plan
+from pflnb.fl.plan import LocalPlan, PlanResult
+from pflnb.fl.sequential import run_plan
 from pflnb.fl.training import train_epochs
 
 

@@ -2,7 +2,7 @@
 
 The clients' states are stacked along a new first dimension and one ``vmap(grad(...))`` call computes every
 client's gradient on its own minibatch; a functional optimizer then updates the stacked parameters. What
-makes the result equal to the sequential path (:func:`pflnb.fl.plan.run_plan`):
+makes the result equal to the sequential path (:func:`pflnb.fl.sequential.run_plan`):
 
 - minibatches come from the same seeded generators (``ctx.generator(stream, cid)``) through the same
   :func:`~pflnb.fl.training.batch_indices`, so every client sees the same minibatches in the same order;
@@ -34,19 +34,8 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from pflnb.fl import state as S
-from pflnb.fl.plan import (
-    LOSS_KEY,
-    Batch,
-    LocalPlan,
-    Phase,
-    PhaseResult,
-    PlanResult,
-    Term,
-    fuse_logits,
-    set_model_attrs,
-    slot_key,
-    value_key,
-)
+from pflnb.fl.plan import LOSS_KEY, Batch, LocalPlan, Phase, PhaseResult, PlanResult, Term, set_model_attrs, slot_key, value_key
+from pflnb.fl.sequential import fuse_logits
 from pflnb.fl.training import accumulator_dtype, batch_indices, step_groups
 
 # ------------------------------------------------------------------------------------------ the functional model
@@ -963,7 +952,7 @@ def evaluate_stacked(
 ) -> list[dict[str, float]]:
     """Accuracy and mean cross-entropy of each client's model (eval mode) on its split, as
     :func:`pflnb.fl.training.evaluate` computes them; ``states`` stacked, or one state for all when ``shared``; a list
-    of stacked states: their fused logits (:func:`~pflnb.fl.plan.fuse_logits`: the sum, the mean with
+    of stacked states: their fused logits (:func:`~pflnb.fl.sequential.fuse_logits`: the sum, the mean with
     ``reduction="mean"``, the mixture with ``log_weights``, clients × models; a fused evaluation plan)."""
     xs, ys, sizes = pad_splits(splits)
     n_clients, device = len(splits), xs.device
