@@ -45,6 +45,7 @@ from pflnb.algorithms import make_algorithm
 from pflnb.data.federated import ClientData, FederatedDataset, Split
 from pflnb.fl import BatchedRunner, OptimConfig, RunSettings, run_simulation
 from pflnb.fl import batched as B
+from pflnb.fl import functional as FN
 from pflnb.models import build_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -344,8 +345,8 @@ def ops_table(device: str) -> dict:
 
         # MaskedBatchNorm (the batched runner's BN) against nn.BatchNorm2d, all samples real
         bn = torch.nn.BatchNorm2d(3).to(device)
-        ctx = B._BNContext()
-        mbn = B.MaskedBatchNorm(bn, "", ctx)
+        ctx = FN._BNContext()
+        mbn = FN.MaskedBatchNorm(bn, "", ctx)
         ctx.training, ctx.mask = True, torch.ones(N, device=device)
         xs = x64[0].float().to(device)
         with torch.no_grad():
@@ -399,7 +400,7 @@ def ops_table(device: str) -> dict:
         model32 = copy.deepcopy(model64).float()
         x32 = x64.float().to(device)
         seq32 = seq_grads(copy.deepcopy(model32), x32)
-        fm = B.FunctionalModel(model32)
+        fm = FN.FunctionalModel(model32)
         params = {n: p.detach().unsqueeze(0).expand(C, *p.shape).clone() for n, p in model32.named_parameters()}
         bufs = {n: b.detach().unsqueeze(0).expand(C, *b.shape).clone() for n, b in model32.named_buffers()}
         mask = torch.ones(C, N, device=device)

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pflnb"
 LIMIT, PAPER_LIMIT = 600, 400
 # module → its size now, until it is split (issue #50)
 OVER = {
-    "fl/batched.py": 1025,
+    "fl/batched.py": 614,
     "papers/fedpg/claims.py": 712,
     "papers/fedfac/claims.py": 688,
     "papers/fedpg/paper.py": 959,

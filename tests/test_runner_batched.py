@@ -16,6 +16,7 @@ from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.data.federated import ClientData, FederatedDataset, Split
 from pflnb.fl import Algorithm, BatchedRunner, OptimConfig, RunSettings, SequentialRunner, make_runner, run_simulation
 from pflnb.fl import batched as B
+from pflnb.fl import functional as FN
 from pflnb.fl.plan import Phase
 from pflnb.fl.runner import eval_plan_gap, local_plan_gap
 from pflnb.fl.training import step_groups
@@ -321,8 +322,8 @@ def test_masked_batchnorm_equals_batchnorm_on_the_unmasked_samples():
         bn.bias.uniform_(-1, 1)
     x = torch.randn(7, 3, 4, 4, dtype=torch.float64) * 2 + 1
     mask = torch.tensor([1, 1, 0, 1, 0, 1, 0], dtype=torch.float64)
-    ctx = B._BNContext()
-    masked = B.MaskedBatchNorm(bn, "bn.", ctx)
+    ctx = FN._BNContext()
+    masked = FN.MaskedBatchNorm(bn, "bn.", ctx)
     ctx.mask, ctx.training = mask, True
     out = masked(x)
     ref_bn = nn.BatchNorm2d(3).double()
@@ -346,7 +347,7 @@ def test_functional_optimizer_equals_torch_optim_and_masks_whole_update(opt):
     p0 = torch.randn(3, 4, 5, dtype=torch.float64)
     grads = [torch.randn(3, 4, 5, dtype=torch.float64) for _ in range(4)]
     active = [torch.tensor([True, True, True]), torch.tensor([True, False, True]), torch.tensor([True, False, False])] * 2
-    fo = B.FunctionalOptimizer(Phase(opt), {"w": p0}, torch.stack(active))
+    fo = FN.FunctionalOptimizer(Phase(opt), {"w": p0}, torch.stack(active))
     params = {"w": p0.clone()}
     for g, act in zip(grads, active):
         fo.step(params, {"w": g}, act)
@@ -364,7 +365,7 @@ def test_functional_optimizer_equals_torch_optim_and_masks_whole_update(opt):
 
 def test_schedule_pads_finished_clients_and_keeps_batch_widths():
     batches = [[torch.tensor([3, 1, 2]), torch.tensor([0, 4])], [torch.tensor([1, 0, 2])]]
-    s = B.build_schedule(batches, 3, torch.device("cpu"), torch.float64)
+    s = FN.build_schedule(batches, 3, torch.device("cpu"), torch.float64)
     assert s.steps == [2, 1] and s.width(0, [0, 1]) == 3 and s.width(1, [0, 1]) == 2 and s.width(1, [1]) == 2
     assert s.active.tolist() == [[True, True], [True, False]]
     assert s.idx[1, 0, :2].tolist() == [0, 4] and s.mask[1, 0].tolist() == [1, 1, 0]
@@ -372,7 +373,7 @@ def test_schedule_pads_finished_clients_and_keeps_batch_widths():
 
 
 def test_live_set_compacts_once_a_quarter_of_the_clients_is_done():
-    live = B.LiveSet(5, torch.device("cpu"))
+    live = FN.LiveSet(5, torch.device("cpu"))
     assert live.shrink(torch.tensor([True, True, True, True, False])) is None  # 1 of 5 done: less than a quarter
     assert live.shrink(torch.tensor([True, False, True, True, False])).tolist() == [0, 2, 3]
     assert live.pos == [0, 2, 3] and live.index.tolist() == [0, 2, 3] and live.before.tolist() == [0, 1, 2, 3, 4]

@@ -12,6 +12,8 @@ from torch import nn
 from pflnb.algorithms import list_methods, make_algorithm
 from pflnb.fl import BatchedRunner, OptimConfig, RunSettings, SequentialRunner, run_simulation, run_stacked, simulate
 from pflnb.fl import batched as B
+from pflnb.fl import functional as FN
+from pflnb.fl import grouping as G
 from pflnb.fl.plan import Phase
 from pflnb.fl.runner import local_plan_gap
 from pflnb.models import build_model
@@ -86,7 +88,7 @@ def test_one_batched_call_trains_rows_of_several_runs_and_rates(monkeypatch):
     real, seen = B.run_chunk, []
 
     def spy(ctx, fm, plans, ctxs=None):
-        seen.append(({id(c) for c in ctxs}, B.row_lrs(plans, 0)))
+        seen.append(({id(c) for c in ctxs}, G.row_lrs(plans, 0)))
         return real(ctx, fm, plans, ctxs)
 
     monkeypatch.setattr(B, "run_chunk", spy)
@@ -132,7 +134,7 @@ def test_stacked_runs_of_several_hyperparameters_equal_their_sequential_runs(nam
     real, seen = B.run_chunk, []
 
     def spy(ctx, fm, plans, ctxs=None):
-        seen.append({k for j in range(len(plans[0].phases)) for k in B.row_values(plans, j)})
+        seen.append({k for j in range(len(plans[0].phases)) for k in G.row_values(plans, j)})
         return real(ctx, fm, plans, ctxs)
 
     monkeypatch.setattr(B, "run_chunk", spy)
@@ -163,7 +165,7 @@ def test_functional_optimizer_with_a_rate_per_row_equals_torch_optim_at_that_rat
     p0 = torch.randn(3, 4, 5, dtype=torch.float64)
     grads = [torch.randn(3, 4, 5, dtype=torch.float64) for _ in range(4)]
     active = [torch.tensor([True, True, True]), torch.tensor([True, False, True])] * 2
-    fo = B.FunctionalOptimizer(Phase(opt), {"w": p0}, torch.stack(active), lrs=lrs)
+    fo = FN.FunctionalOptimizer(Phase(opt), {"w": p0}, torch.stack(active), lrs=lrs)
     params = {"w": p0.clone()}
     for g, act in zip(grads, active):
         fo.step(params, {"w": g}, act, torch.tensor(lrs, dtype=torch.float64))
@@ -185,10 +187,10 @@ def test_plan_signature_leaves_the_rate_out_and_keeps_the_rest():
     c = Phase(OptimConfig(lr=0.1, momentum=0.9))
     from pflnb.fl.plan import LocalPlan
 
-    sig = [B.plan_signature(LocalPlan(0, {"main": {}}, (p,))) for p in (a, b, c)]
+    sig = [G.plan_signature(LocalPlan(0, {"main": {}}, (p,))) for p in (a, b, c)]
     assert sig[0] == sig[1] and sig[0] != sig[2]
-    assert B.row_lrs([LocalPlan(0, {}, (a,)), LocalPlan(1, {}, (b,))], 0) == [0.1, 0.3]
-    assert B.row_lrs([LocalPlan(0, {}, (a,)), LocalPlan(1, {}, (a,))], 0) is None
+    assert G.row_lrs([LocalPlan(0, {}, (a,)), LocalPlan(1, {}, (b,))], 0) == [0.1, 0.3]
+    assert G.row_lrs([LocalPlan(0, {}, (a,)), LocalPlan(1, {}, (a,))], 0) is None
 
 
 # ---------------------------------------------------------------------------------------------- on the job layer

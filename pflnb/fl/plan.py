@@ -14,9 +14,9 @@ of the plan's per-client ``values`` (APFL's α); with ``update="terms"`` it make
 whose steps take two minibatches: ``per_step``). Terms are
 written once, with plain tensor operations on a :class:`Batch`: the trained model's state as a functional mapping
 (name → tensor), the minibatch, the model's outputs, the phase's anchors, and the batch reductions (``mean``,
-``cross_entropy``). The sequential path (:func:`pflnb.fl.sequential.run_plan`) calls them on the module's parameters; the batched runner
-(:mod:`pflnb.fl.batched`) calls the same functions under ``torch.func.vmap`` over clients, where ``mean`` is the
-masked mean over a client's real samples. :class:`Prox` (FedProx), :class:`ProxStep` (Ditto's proximal step) and
+``cross_entropy``). The sequential path (:func:`pflnb.fl.sequential.run_plan`) calls them on the module's parameters;
+the batched runner (:mod:`pflnb.fl.batched`) calls the same functions under ``torch.func.vmap`` over clients, where
+``mean`` is the masked mean over a client's real samples. :class:`Prox` (FedProx), :class:`ProxStep` (Ditto's proximal step) and
 :class:`FeatureRecord` (LG-Mix's Eq. 6) are terms like any other. The algorithm turns the result into its
 :class:`~pflnb.fl.algorithm.ClientUpdate` in ``finish_local``.
 """

@@ -26,6 +26,8 @@ import torch
 from torch import nn
 
 from pflnb.fl import batched as B
+from pflnb.fl import functional as FN
+from pflnb.fl import grouping as G
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
 from pflnb.fl.training import evaluate
 
@@ -151,7 +153,7 @@ class BatchedRunner:
         self.cpu_chunk, self.memory_fraction = cpu_chunk, memory_fraction
         self.notes: list[str] = []
         self.sequential = SequentialRunner()
-        self._fm: dict[tuple, B.FunctionalModel] = {}
+        self._fm: dict[tuple, FN.FunctionalModel] = {}
         self._arch: dict[int, tuple[Any, tuple]] = {}  # id(ctx) -> (ctx, architecture); the ctx kept so ids stay unique
         self._bytes: dict[tuple, int] = {}
 
@@ -162,12 +164,12 @@ class BatchedRunner:
             self.notes.append(text)
             log.warning("batched runner: %s", text)
 
-    def functional_model(self, ctx: Any) -> B.FunctionalModel:
+    def functional_model(self, ctx: Any) -> FN.FunctionalModel:
         """The functional copy of the context's model (built once per architecture: runs of one architecture share it,
         since the state is passed on every call)."""
         key = self.architecture(ctx)
         if key not in self._fm:
-            self._fm[key] = B.FunctionalModel(ctx.model)
+            self._fm[key] = FN.FunctionalModel(ctx.model)
         return self._fm[key]
 
     def architecture(self, ctx: Any) -> tuple:
@@ -235,7 +237,7 @@ class BatchedRunner:
         groups: dict[tuple, list[tuple[int, Any]]] = defaultdict(list)
         for w, work in enumerate(works):
             algorithm, ctx = work.algorithm, work.ctx
-            reason = local_plan_gap(algorithm) or B.unsupported_model(ctx.model)
+            reason = local_plan_gap(algorithm) or FN.unsupported_model(ctx.model)
             if reason:
                 self.note(f"local training of {algorithm.name or type(algorithm).__name__} runs sequentially: {reason}")
                 updates[w] = self.sequential.run(algorithm, ctx, work.server, work.clients, work.selected)
@@ -244,7 +246,7 @@ class BatchedRunner:
             plans.append({cid: algorithm.local_plan(ctx, cid, work.server, work.clients[cid]) for cid in work.selected})
             for plan in plans[w].values():
                 if plan is not None:
-                    groups[(self.architecture(ctx), B.plan_signature(plan))].append((w, plan))
+                    groups[(self.architecture(ctx), G.plan_signature(plan))].append((w, plan))
         results: dict[tuple[int, int], Any] = {}
         for rows in groups.values():
             results.update(self._run_group(works, rows))
@@ -288,7 +290,7 @@ class BatchedRunner:
     ) -> dict[str, list[float]]:
         """Accuracy and loss on val and test of every client (or of ``cids``), evaluation plans batched (fine-tuning
         included)."""
-        reason = eval_plan_gap(algorithm) or B.unsupported_model(ctx.model)
+        reason = eval_plan_gap(algorithm) or FN.unsupported_model(ctx.model)
         if reason:
             self.note(f"evaluation of {algorithm.name or type(algorithm).__name__} runs sequentially: {reason}")
             return self.sequential.evaluate(algorithm, ctx, server, clients, cids)
@@ -301,7 +303,7 @@ class BatchedRunner:
                 self.note(f"{algorithm.name}: a client without an evaluation plan is evaluated sequentially")
                 rows.update(self._eval_sequential(algorithm, ctx, server, clients, cid))
             else:
-                groups[B.plan_signature(plan)].append(plan)
+                groups[G.plan_signature(plan)].append(plan)
         fm = self.functional_model(ctx)
         for group in groups.values():
             group.sort(key=lambda p: -max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test)))  # less padding
@@ -317,14 +319,14 @@ class BatchedRunner:
         keys = ("val_acc", "test_acc", "val_loss", "test_loss")
         return {k: [rows[c][k] for c in order] for k in keys}
 
-    def _eval_chunk(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
+    def _eval_chunk(self, ctx: Any, fm: FN.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
         log_weights = torch.stack([p.values[p.mix] for p in plans]) if plans[0].mix else None
         if plans[0].fuse != ("main",):
-            stacked = [B.stack_states([p.models[s] for p in plans], fm.state_keys) for s in plans[0].fuse]
+            stacked = [FN.stack_states([p.models[s] for p in plans], fm.state_keys) for s in plans[0].fuse]
         elif plans[0].phases:
             stacked = B.run_chunk(ctx, fm, plans).models["main"]
         else:
-            stacked = B.stack_states([p.models["main"] for p in plans], fm.state_keys)
+            stacked = FN.stack_states([p.models["main"] for p in plans], fm.state_keys)
         out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
         for split in ("val", "test"):
             splits = [ctx.client(p.cid).split(split) for p in plans]
@@ -335,7 +337,7 @@ class BatchedRunner:
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out
 
-    def _eval_shared(self, ctx: Any, fm: B.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
+    def _eval_shared(self, ctx: Any, fm: FN.FunctionalModel, plans: list) -> dict[int, dict[str, float]]:
         out: dict[int, dict[str, float]] = {p.cid: {} for p in plans}
         for split in ("val", "test"):
             splits = [ctx.client(p.cid).split(split) for p in plans]
@@ -378,7 +380,7 @@ def _activation_bytes(model: nn.Module, x: torch.Tensor) -> int:
 
 def batch_support(algorithm: Algorithm, model: nn.Module) -> str | None:
     """Why ``runner="auto"`` would not batch ``algorithm`` with ``model`` (None when it would)."""
-    return B.unsupported_model(model) or local_plan_gap(algorithm)
+    return FN.unsupported_model(model) or local_plan_gap(algorithm)
 
 
 def make_runner(runner: str | ClientRunner, algorithm: Algorithm, device: torch.device, model: nn.Module) -> ClientRunner:
