@@ -492,7 +492,7 @@ CLAIMS = (
         E.INTER_ONLY,
         E.NO_TRANSFER,
         names=("inter only", "no transfer"),
-        note="fused predictions; each arm's learning rate is tuned on one seed (below), so a gap may partly be the learning rate",
+        note="fused predictions; each arm's learning rate is tuned on its own (below), so a gap may partly be the learning rate",
         cite=Cite(
             "App. F.2, Table 12 (Table 5's rows)", "knowledge from other domains benefits both the online and offline models"
         ),
