@@ -21,23 +21,6 @@ from pflnb.experiments.jobs import Job
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl.engine import to_jsonable
 from pflnb.models.nets import MLP
-from pflnb.papers.fedfac.motivation import (  # noqa: F401  (the notebook reads them here)
-    MotivationSetting,
-    activation_spread,
-    entropy_summary,
-    motivation_setting,
-    neuron_activations,
-)
-from pflnb.papers.fedfac.timing import (  # noqa: F401  (the notebook reads them here)
-    PairedTimingJob,
-    alternation,
-    fa_time_share,
-    paired_ratios,
-    paired_timing_table,
-    round_train_times,
-    time_table,
-    train_time,
-)
 from pflnb.theory.factor import fa_partition
 
 # ---- the simulation study (Fig. 6/7 analogue) --------------------------------------------------------
