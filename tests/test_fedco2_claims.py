@@ -19,7 +19,8 @@ from pflnb.fl.engine import summarize
 from pflnb.papers.fedco2 import claims as C
 from pflnb.papers.fedco2 import experiments as E
 from pflnb.papers.fedco2 import ntk_co2 as T
-from pflnb.papers.fedco2.paper import PAPER, STAND_IN_GD, paper_configs
+from pflnb.papers.fedco2.ledger import STAND_IN_GD
+from pflnb.papers.fedco2.paper import PAPER, paper_configs
 
 METHOD = {arm.label: arm.method for exp in PAPER.experiments for arm in exp.arms if arm.label != E.FEDCO2}
 

@@ -1,4 +1,4 @@
-"""FedFac's claims (declared in pflnb/papers/fedfac/paper.py, decided by decide()) on synthetic results with known
+"""FedFac's claims (declared in pflnb/papers/fedfac/ledger.py, decided by decide()) on synthetic results with known
 verdicts: arms that did not train give no verdict, the strongest competitor is chosen on validation, "≈" and "stable"
 claims are equivalence tests, Table 7 reads the paired timing."""
 

@@ -16,7 +16,8 @@ from scipy import stats
 from pflnb.experiments import claims as R
 from pflnb.experiments.paper import ExperimentResult, decide
 from pflnb.papers.lgmix import checks as LC
-from pflnb.papers.lgmix.paper import PAPER, TABLE1_BASELINES
+from pflnb.papers.lgmix.ledger import TABLE1_BASELINES
+from pflnb.papers.lgmix.paper import PAPER
 
 SEEDS = [0, 1, 2]
 NOISE = (0.0, 0.002, -0.002)

@@ -218,7 +218,8 @@ def test_declared_runs_validate_and_follow_the_paper_at_every_profile():
 
 
 def test_cells_runs_are_labelled_and_restricted():
-    from pflnb.papers.pmixfed.paper import FIRST, METHODS, PAPER, Cells
+    from pflnb.papers.pmixfed.cells import FIRST, Cells
+    from pflnb.papers.pmixfed.paper import METHODS, PAPER
 
     table1 = PAPER.experiment("table1")
     runs = table1.runs("cpu", seeds=[0, 1])

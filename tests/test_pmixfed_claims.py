@@ -11,8 +11,10 @@ from pflnb.experiments.claims import CONTRADICTED, INCONCLUSIVE, NOT_RUN, NOT_TE
 from pflnb.experiments.paper import ExperimentResult, Item, Paper, _declared_runs, decide, write_coverage
 from pflnb.papers.pmixfed import claims as C
 from pflnb.papers.pmixfed import experiments as E
+from pflnb.papers.pmixfed import ledger as LEDGER
 from pflnb.papers.pmixfed import mixup as M
 from pflnb.papers.pmixfed import paper as PAPER_MODULE
+from pflnb.papers.pmixfed.cells import TABLE1_CELLS
 from pflnb.papers.pmixfed.paper import PAPER
 
 SEEDS = (0, 1, 2)
@@ -188,9 +190,9 @@ def _by_claim(claims):
 THM14 = "Thm 1/4: the mixing degree equals the learning-rate ratio, λ = η_g/η_l"
 HISTORY = "Aggregation mixing keeps the previous global model state (history) and so addresses catastrophic forgetting"
 DRIFT = "Aggregation mixing reduces client drift: constant mixing moves FedAvg's fixed point"
-TABLE1 = PAPER_MODULE.TABLE1_CLAIM.claim
-TABLE2 = PAPER_MODULE.TABLE2_CLAIM.claim
-DYNAMIC = PAPER_MODULE.TABLE1_DYNAMIC_CLAIM.claim
+TABLE1 = LEDGER.TABLE1_CLAIM.claim
+TABLE2 = LEDGER.TABLE2_CLAIM.claim
+DYNAMIC = LEDGER.TABLE1_DYNAMIC_CLAIM.claim
 G3 = "G.3: the adaptive Beta schedule (α = 0.1 → 100 → 0.1) beats random λ ~ U(0, 1) (α = 1)"
 FIG4 = "Fig. 4: pMixFed's accuracy drops less than FedSim's after a collapse"
 FIG5 = "Fig. 5: adaptive (sigmoid) μ beats fixed μ and pFedMix"
@@ -250,7 +252,7 @@ def test_table1_most_cases_over_the_cells_against_the_baselines():
     assert (len(held), len(against), untrained) == (5, 1, ["digits5-lite N10 before"])
     claim = _by_claim(decide(PAPER, _results()))[TABLE1]
     parts = dict(claim.outcome.parts)
-    assert list(parts) == [f"{ds} {st} {w}" for ds, st in PAPER_MODULE.TABLE1_CELLS["cpu"] for w in ("before", "after")]
+    assert list(parts) == [f"{ds} {st} {w}" for ds, st in TABLE1_CELLS["cpu"] for w in ("before", "after")]
     assert sorted(k for k, o in parts.items() if o.verdict == REPRODUCED) == sorted(held)
     assert [k for k, o in parts.items() if o.verdict == CONTRADICTED] == against
     assert parts["digits5-lite N10 before"].verdict == NOT_TESTABLE
@@ -341,7 +343,7 @@ def test_table1_dynamic_row_decides_the_second_version_against_the_baselines():
     assert (len(held), len(against), untrained) == (4, 2, ["fmnist N100 before"])
     claim = _by_claim(decide(PAPER, _results(table1=_table1(dynamic=DYNAMIC_MEANS))))[DYNAMIC]
     parts = dict(claim.outcome.parts)
-    assert list(parts) == [f"{ds} {st} {w}" for ds, st in PAPER_MODULE.TABLE1_CELLS["cpu"] for w in ("before", "after")]
+    assert list(parts) == [f"{ds} {st} {w}" for ds, st in TABLE1_CELLS["cpu"] for w in ("before", "after")]
     assert sorted(k for k, o in parts.items() if o.verdict == REPRODUCED) == sorted(held)
     assert sorted(k for k, o in parts.items() if o.verdict == CONTRADICTED) == sorted(against)
     assert parts["fmnist N100 before"].verdict == NOT_TESTABLE
@@ -393,13 +395,13 @@ def test_the_papers_own_counts_for_pmixfed_dynamic():
     # pMixFed is no baseline of pMixFed-Dynamic: above pMixFed at CIFAR-10 N = 10 fine-tune (68.07 vs 62.34), the
     # margin is against LG-FedAvg's 67.45
     assert E.paper_margin(E.PAPER_TABLE1, "N10", "cifar10", 1, method="pmixfed-dynamic") == (0.62, "lg-fedavg")
-    assert PAPER_MODULE.DYNAMIC_EFFECT == {
+    assert LEDGER.DYNAMIC_EFFECT == {
         f"{ds} {st} {w}": {"N10": {"before": -0.49, "after": 0.04}, "N100": {"before": -3.47, "after": -1.71}}[st][w]
-        for ds, st in PAPER_MODULE.TABLE1_CELLS["cpu"]
+        for ds, st in TABLE1_CELLS["cpu"]
         for w in ("before", "after")
     }
     rivals = {("N10", "before"): "fedsim", ("N10", "after"): "per-fedavg", ("N100", "before"): "fedavg"}
-    for part, (_, rival) in PAPER_MODULE.DYNAMIC_MARGINS.items():
+    for part, (_, rival) in LEDGER.DYNAMIC_MARGINS.items():
         _, st, w = part.split()
         assert rival == rivals.get((st, w), "per-fedavg")
     # the pMixFed row's count and margins are unchanged by the method argument's default
@@ -501,31 +503,29 @@ def test_the_papers_own_counts_and_effects():
     assert E.paper_wins(E.PAPER_TABLE2, ("fedavg", "fedalt", "fedbabu")) == (8, 8)
     assert E.paper_margin(E.PAPER_TABLE1, "N100", "cifar10", 0) == (-4.24, "fedavg")  # 37.73 − 41.97
     assert E.paper_margin(E.PAPER_TABLE1, "N100", "mnist", 1) is None  # pMixFed has no MNIST N = 100 value
-    assert PAPER_MODULE.TABLE1_EFFECT == {
+    assert LEDGER.TABLE1_EFFECT == {
         "fmnist N10 before": 0.93,  # 79.42 − 78.49 (FedSim)
         "fmnist N10 after": 0.29,  # 99.62 − 99.33 (Per-FedAvg)
         "digits5-lite N10 before": 0.93,
         "digits5-lite N10 after": 0.29,
     }
-    assert PAPER_MODULE.TABLE2_EFFECT == {
+    assert LEDGER.TABLE2_EFFECT == {
         "fmnist N10 before": 17.11,  # 47.90 − 30.79 (FedAvg)
         "fmnist N10 after": 9.92,  # 82.17 − 72.25 (FedAlt)
         "fmnist N100 before": 9.88,  # 29.22 − 19.34 (FedAlt)
         "fmnist N100 after": 0.77,  # 73.22 − 72.45 (FedAlt)
     }
-    assert PAPER_MODULE.TABLE1_K == 5 and PAPER_MODULE.TABLE2_K == 3  # strict majorities of 8 and 4
+    assert LEDGER.TABLE1_K == 5 and LEDGER.TABLE2_K == 3  # strict majorities of 8 and 4
     # ours is read against the same pairs: the competitor of each paper effect, run in that cell at the cpu profile
     rivals = {"before": "fedsim", "after": "per-fedavg"}  # Table 1 MNIST N = 10: 78.49 (FedSim), 99.33 (Per-FedAvg)
-    assert {p: r for p, (_, r) in PAPER_MODULE.TABLE1_MARGINS.items()} == {
-        p: rivals[p.split()[-1]] for p in PAPER_MODULE.TABLE1_EFFECT
-    }
-    assert {p: r for p, (_, r) in PAPER_MODULE.TABLE2_MARGINS.items()} == {
+    assert {p: r for p, (_, r) in LEDGER.TABLE1_MARGINS.items()} == {p: rivals[p.split()[-1]] for p in LEDGER.TABLE1_EFFECT}
+    assert {p: r for p, (_, r) in LEDGER.TABLE2_MARGINS.items()} == {
         "fmnist N10 before": "fedavg",
         "fmnist N10 after": "fedalt",
         "fmnist N100 before": "fedalt",
         "fmnist N100 after": "fedalt",
     }
-    for name, margins in (("table1", PAPER_MODULE.TABLE1_MARGINS), ("table2_mlp15", PAPER_MODULE.TABLE2_MARGINS)):
+    for name, margins in (("table1", LEDGER.TABLE1_MARGINS), ("table2_mlp15", LEDGER.TABLE2_MARGINS)):
         runs = _declared_runs(PAPER.experiment(name), "cpu")
         for part, (_, rival) in margins.items():
             dataset, setting, _ = part.split()
@@ -545,7 +545,7 @@ def test_table2_claim_reads_the_15_block_experiment():
         "fmnist N100 after": REPRODUCED,
     }
     assert claim.verdict == CONTRADICTED and "vs fedalt" in claim.outcome.ours and "vs fedbabu" in claim.outcome.ours
-    assert claim.stand_in.startswith(PAPER_MODULE.STAND_IN_TABLE2)
+    assert claim.stand_in.startswith(LEDGER.STAND_IN_TABLE2)
     one = _by_claim(decide(PAPER, _results(table2_mlp15=_table2_mlp15(n100=False))))[TABLE2]
     assert one.verdict == NOT_TESTABLE and "does not run fmnist N100" in dict(one.outcome.parts)["fmnist N100 after"].detail
     # the main scope skips the experiment: not run
@@ -677,10 +677,10 @@ def test_stand_in_claims_are_marked():
     by = _by_claim(out)
     thm3 = by["Thm 3: (1/T) Σ ‖∇F‖² = O(1/T)"]
     assert thm3.label == "contradicted (criterion fails; stand-in)" and thm3.verdict == CONTRADICTED
-    assert thm3.stand_in.startswith(PAPER_MODULE.STAND_IN_THM3) and PAPER_MODULE.SIDE["lemma1"] in thm3.stand_in
+    assert thm3.stand_in.startswith(LEDGER.STAND_IN_THM3) and PAPER_MODULE.SIDE["lemma1"] in thm3.stand_in
     assert by["Lemma 1 (descent over r local steps)"].stand_in == PAPER_MODULE.SIDE["lemma1"]
-    assert by[HISTORY].stand_in.startswith(PAPER_MODULE.STAND_IN_HISTORY)
-    assert by[FIG4].stand_in.startswith(PAPER_MODULE.STAND_IN_FIG4)
+    assert by[HISTORY].stand_in.startswith(LEDGER.STAND_IN_HISTORY)
+    assert by[FIG4].stand_in.startswith(LEDGER.STAND_IN_FIG4)
     assert "shock at cpu: dataset fmnist (paper: not stated; our paper profile: cifar10)" in by[FIG4].stand_in  # derived
     assert "table1 at cpu: dataset digits5-lite/fmnist (paper: cifar10/cifar100/mnist)" in by[TABLE1].stand_in
     assert by[TABLE1].label.endswith("stand-in)")

@@ -2,10 +2,11 @@
 
 Every paper package has the same shape (:mod:`pflnb.experiments.paper`):
 
-* ``paper.py``: ``PAPER``, the paper's experiments (arms, seeds and config fields per profile), its claims (which
-  experiment and arms, which rule) and its coverage (every numbered table, figure and theorem and the ledger rows
-  that test it), declared as data; ``run_experiment(PAPER, name, profile)`` runs an experiment and
-  ``decide(PAPER, results)`` decides the claims;
+* ``paper.py``: the paper's experiments (arms, seeds and config fields per profile), and ``PAPER``, which gathers
+  them with ``CLAIMS`` from ``ledger.py`` (which experiment and arms, which rule, the paper's words) and ``COVERAGE``
+  from ``coverage.py`` (every numbered table, figure and theorem and the ledger rows that test it), all declared as
+  data; ``run_experiment(PAPER, name, profile)`` runs an experiment and ``decide(PAPER, results)`` decides the
+  claims;
 * ``claims.py``: the rules of its derived claims, each returning an outcome of the one verdict rule of
   :mod:`pflnb.experiments.claims`;
 * ``experiments.py``, ``plots.py`` and its own theory: its views of the records, figures and checks.

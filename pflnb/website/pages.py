@@ -214,7 +214,7 @@ def coverage_markdown(path: Path) -> list[str]:
         "## Coverage of the paper",
         "",
         f"Every numbered table, figure and theorem of the paper ({tally}), the ledger rows above that test it, or why "
-        f"it is not tested here; declared in the paper's `paper.py`, written to `figures/{path.parent.name}/coverage.csv`.",
+        f"it is not tested here; declared in the paper's `coverage.py`, written to `figures/{path.parent.name}/coverage.csv`.",
         "",
         f'<table class="pflnb-coverage"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>',
         "",

@@ -12,11 +12,12 @@ Everything of this paper, in one place (notebook ``notebooks/02_fedco2.ipynb``):
   ``office-caltech10``, ``domainnet10``, ``cifar10``;
 * shared modules — :mod:`pflnb.fl` (engine, state algebra, training), :mod:`pflnb.experiments` (runs, cache,
   tables, the verdict rule), :mod:`pflnb.plots`;
-* this package — :mod:`.paper` (the experiments and claims, declared), :mod:`.experiments` (views of the runs:
-  Fed-CO2's online / offline / fused models as rows of their own, the ablation and label-skew tables, the structural
-  identity check, the theory sizes, the paper's reported numbers), :mod:`.ntk_co2` (its theory: NTK Gram matrices of
-  the online, offline and cooperative two-layer nets, Theorem 4.3, finite-width kernels, gradient descent and rate
-  bounds), :mod:`.plots`, :mod:`.claims` (the rules of the derived claims).
+* this package — :mod:`.paper` (the experiments, declared), :mod:`.ledger` (the claims), :mod:`.coverage` (the
+  paper's items), :mod:`.experiments` (views of the runs: Fed-CO2's online / offline / fused models as rows of their
+  own, the ablation and label-skew tables, the structural identity check, the theory sizes, the paper's reported
+  numbers), :mod:`.ntk_co2` (its theory: NTK Gram matrices of the online, offline and cooperative two-layer nets,
+  Theorem 4.3, finite-width kernels, gradient descent and rate bounds), :mod:`.plots`, :mod:`.claims` (the rules of
+  the derived claims).
 """
 
 from pflnb.papers.fedco2.paper import PAPER

@@ -1,4 +1,4 @@
-"""The rules behind Fed-CO2's derived claims (declared in :mod:`pflnb.papers.fedco2.paper`), each decided by the one
+"""The rules behind Fed-CO2's derived claims (declared in :mod:`pflnb.papers.fedco2.ledger`), each decided by the one
 verdict rule of :mod:`pflnb.experiments.claims`.
 
 Every function reads the notebook's named results (experiment results of :func:`~pflnb.experiments.paper.run_experiment`,

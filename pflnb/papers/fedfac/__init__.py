@@ -13,11 +13,12 @@ What the paper uses, in one place:
   (:mod:`pflnb.data.simulation_fedfac`);
 * shared theory: :mod:`pflnb.theory.factor` (factor analysis: PAF and the least-squares fit, communalities, the
   threshold rules, recovery metrics, k-NN entropy);
-* this package: :mod:`.paper` (the engine experiments and the claims, declared), :mod:`.experiments` (the
-  simulation, Figs. 1–2 and theory drivers, the tuning on validation accuracy, views of the runs), :mod:`.simstudy`
-  (the simulation study's settings and runs), :mod:`.motivation` (Figs. 1–2), :mod:`.timing` (Table 7), :mod:`.fedsplit`
-  (the §3 kernels, Theorem 1 and 2), :mod:`.featuremaps` (Fig. 10: the split conv layer's maps against FedAvg's),
-  :mod:`.plots` (figures), :mod:`.claims` (the rules of the derived claims).
+* this package: :mod:`.paper` (the engine experiments, declared), :mod:`.ledger` (the claims), :mod:`.coverage` (the
+  paper's items), :mod:`.experiments` (the simulation, Figs. 1–2 and theory drivers, the tuning on validation
+  accuracy, views of the runs), :mod:`.simstudy` (the simulation study's settings and runs), :mod:`.motivation`
+  (Figs. 1–2), :mod:`.timing` (Table 7), :mod:`.fedsplit` (the §3 kernels, Theorem 1 and 2), :mod:`.featuremaps`
+  (Fig. 10: the split conv layer's maps against FedAvg's), :mod:`.plots` (figures), :mod:`.claims` (the rules of the
+  derived claims).
 """
 
 from pflnb.papers.fedfac.paper import PAPER

@@ -1,4 +1,4 @@
-"""The rules of FedFac's derived claims (declared in :mod:`pflnb.papers.fedfac.paper`), each decided by the one
+"""The rules of FedFac's derived claims (declared in :mod:`pflnb.papers.fedfac.ledger`), each decided by the one
 verdict rule of :mod:`pflnb.experiments.claims`.
 
 Each rule reads named values of the results given to :func:`~pflnb.experiments.paper.decide`: the experiments

@@ -12,7 +12,7 @@ What the paper uses, in one place:
   closed form of γ_i), :mod:`pflnb.fl` (engine), :mod:`pflnb.data` (Fashion-MNIST, digits5-lite, Dirichlet and
   pathological partitions), :mod:`pflnb.experiments` (the paper shape, cached runs, tables, the verdict rule), :mod:`pflnb.plots`;
 * this package: :mod:`.paper` (the experiments Table 1, ablations and Fig. 5, their CNN analogues and App. B.1's
-  scenarios, and the claims, declared as data),
+  scenarios, declared as data), :mod:`.ledger` (the claims), :mod:`.coverage` (the paper's items),
   :mod:`.experiments` (the P-model job and metrics L/S/G-acc and GM, protocols P1 and P2, Fig. 5's S-acc protocol,
   the notebook's tables), :mod:`.plots` (figures), :mod:`.fedpg_convex` (convex toy, Fig. 1 baseline directions,
   common descent probability), :mod:`.claims` (the rules behind the claims).

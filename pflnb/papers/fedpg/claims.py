@@ -1,4 +1,4 @@
-"""The rules behind FedPG's claims (declared in :mod:`pflnb.papers.fedpg.paper`), each decided by the one verdict
+"""The rules behind FedPG's claims (declared in :mod:`pflnb.papers.fedpg.ledger`), each decided by the one verdict
 rule of :mod:`pflnb.experiments.claims`.
 
 Every function reads the named results of the notebook and returns the outcome and the seeds behind it: ``table1``

@@ -1,4 +1,4 @@
-"""The rules behind LG-Mix's derived claims (declared in :mod:`pflnb.papers.lgmix.paper`), each decided by the one
+"""The rules behind LG-Mix's derived claims (declared in :mod:`pflnb.papers.lgmix.ledger`), each decided by the one
 verdict rule (:mod:`pflnb.experiments.claims`).
 
 Every function reads the named results of the notebook (experiment results and the views of :mod:`.checks`) and

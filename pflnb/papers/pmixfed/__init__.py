@@ -5,7 +5,8 @@ Modules of this package:
 
 * :mod:`.paper`: the experiments (Table 1 and its MobileNet grid, the Table 2 analogue with a 15-block MLP, the
   mismatched protocol, Fig. 5 μ strategies with the random and adaptive Beta mix factor, Fig. 4 forced collapse,
-  Table 3 heterogeneous depths) and the claims, declared, with the settings of every profile;
+  Table 3 heterogeneous depths), declared; :mod:`.cells`: the (dataset, federation) cells of every profile;
+  :mod:`.ledger`: the claims; :mod:`.coverage`: the paper's items;
 * :mod:`.experiments`: the paper's numbers (Tables 1 and 3), the mismatched protocol, and the views of the runs
   the notebook shows and the claims read;
 * :mod:`.plots`: Figs. 3, 4, 5, 7, 8, the λ-profile heatmaps, the μ/λ evolution of a run, the λ-vs-lr and

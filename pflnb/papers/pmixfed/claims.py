@@ -1,4 +1,4 @@
-"""The rules behind pMixFed's derived claims (declared in :mod:`pflnb.papers.pmixfed.paper`), each decided by the one
+"""The rules behind pMixFed's derived claims (declared in :mod:`pflnb.papers.pmixfed.ledger`), each decided by the one
 verdict rule of :mod:`pflnb.experiments.claims`.
 
 Every function reads the named results of the notebook and returns the outcome, the seeds behind it and, where the
