@@ -191,6 +191,31 @@ def test_only_limits_an_arm_to_its_profiles_and_settings_name_their_runs():
         Experiment("x", "", "digits5-lite", exp.arms, {"smoke": [0]}, grid={"lr": {"smoke": (0.1,)}}, settings=exp.settings)
 
 
+def test_a_setting_with_a_dataset_is_a_cell_on_that_datasets_config():
+    """A Setting with a dataset (a cell of a dataset × setting grid) starts from that dataset's profile row (not the
+    declared dataset's), is labelled with it, takes the arm's (profile, dataset) parameters, and runs(dataset=...)
+    keeps its cells on that dataset; the cell's fields go over the experiment's."""
+    exp = Experiment(
+        "x",
+        "",
+        "fmnist",
+        (Arm("P", "fedprox", {"mu": 0.01}, at={("smoke", "digits5-lite"): {"mu": 0.5}}),),
+        {"smoke": [0]},
+        fields={"smoke": {"rounds": 3, "num_clients": 4}},
+        settings={"smoke": (Setting("a", {"num_clients": 6}, dataset="digits5-lite"), Setting("b", dataset="fmnist"))},
+    )
+    (lab_a, a), (lab_b, b) = exp.runs("smoke")
+    assert lab_a == {"dataset": "digits5-lite", "setting": "a", "label": "P", "seed": 0} and lab_b["dataset"] == "fmnist"
+    digits, fmnist = profile_config("smoke", "digits5-lite"), profile_config("smoke", "fmnist")
+    assert (a.dataset, a.image_size, a.model) == ("digits5-lite", digits.image_size, digits.model)
+    assert (b.dataset, b.image_size, b.model) == ("fmnist", fmnist.image_size, fmnist.model)
+    assert (a.num_clients, b.num_clients, a.rounds, b.rounds) == (6, 4, 3, 3)
+    assert (a.method_params["mu"], b.method_params["mu"]) == (0.5, 0.01)
+    assert [lab["setting"] for lab, _ in exp.runs("smoke", dataset="fmnist")] == ["b"]
+    with pytest.raises(ValueError, match="runs no setting on 'mnist'"):
+        exp.runs("smoke", dataset="mnist")
+
+
 def test_the_main_scope_reports_claims_on_extended_results_as_not_run():
     """decide(..., extended=False): a claim reading one of Paper.extended's results, absent from the results, is 'not
     run' (placeholders shown as '…'); a claim on the main results is decided as always; a missing main result, or a

@@ -218,7 +218,8 @@ def test_declared_runs_validate_and_follow_the_paper_at_every_profile():
 
 
 def test_cells_runs_are_labelled_and_restricted():
-    from pflnb.papers.pmixfed.cells import FIRST, Cells
+    from pflnb.experiments.paper import Experiment
+    from pflnb.papers.pmixfed.cells import FIRST, cell_settings
     from pflnb.papers.pmixfed.paper import METHODS, PAPER
 
     table1 = PAPER.experiment("table1")
@@ -235,17 +236,17 @@ def test_cells_runs_are_labelled_and_restricted():
     assert n100.participation == 0.1 and n100.num_clients == 100
     shock = PAPER.experiment("shock").runs("cpu", seeds=[0])
     assert [cfg.method_params.get("shock_round") for _, cfg in shock] == [None, 5, None, 5]  # half-way through 10 rounds
-    with pytest.raises(ValueError, match="no seeds for profile 'cpu'"):
+    with pytest.raises(ValueError, match="no settings for profile 'cpu'"):
         PAPER.experiment("table2").runs("cpu")
     # Table 2: "trained on the MobileNet model across two datasets: CIFAR-10, CIFAR-100" (no MNIST cell)
     table2 = {(lab["dataset"], lab["setting"]) for lab, _ in PAPER.experiment("table2").runs("paper", seeds=[0])}
     assert table2 == {(d, n) for d in ("cifar10", "cifar100") for n in ("N10", "N100")}
-    with pytest.raises(ValueError, match="runs no cell"):
+    with pytest.raises(ValueError, match="runs no setting on 'cifar10'"):
         table1.runs("cpu", dataset="cifar10")
     with pytest.raises(ValueError, match="no cells"):
-        Cells("x", "", "fmnist", METHODS, {"cpu": [0]}, cells={"cpu": (("cifar10", "N10"),)})
+        cell_settings({"cpu": (("cifar10", "N10"),)})
     with pytest.raises(KeyError, match="no arm 'fedprox'"):
-        Cells("x", "", "fmnist", METHODS, {"cpu": [0]}, cells=FIRST, arms_at={"cpu": ("fedprox",)})
+        Experiment("x", "", "fmnist", METHODS, {"cpu": [0]}, settings=cell_settings(FIRST, {"cpu": ("fedprox",)}))
 
 
 def test_mismatched_protocol_swaps_test_splits_only():

@@ -29,7 +29,8 @@ from pflnb.experiments.jobs import EvalProtocol, Job, RunJob
 @dataclass(frozen=True)
 class Arm:
     """One compared configuration: its ``label``, a registered ``method``, the method's ``params`` (``at``: params of
-    one profile only, merged over them) and config fields of this arm only (``fields``: a learning rate, ...)."""
+    one profile, or of one ``(profile, dataset)`` pair, merged over them in that order) and config fields of this arm
+    only (``fields``: a learning rate, ...)."""
 
     label: str
     method: str
@@ -37,19 +38,24 @@ class Arm:
     fields: Mapping[str, Any] = field(default_factory=dict)
     at: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
-    def params_at(self, profile: str) -> dict[str, Any]:
-        """The method's parameters at ``profile``."""
-        return {**self.params, **self.at.get(profile, {})}
+    def params_at(self, profile: str, dataset: str | None = None) -> dict[str, Any]:
+        """The method's parameters at ``profile`` (on ``dataset``)."""
+        return {**self.params, **self.at.get(profile, {}), **self.at.get((profile, dataset), {})}  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)
 class Setting:
     """A named data setting of an experiment: config fields over the experiment's (a setting may change the
-    dataset, e.g. to one the profile table has no row for), and the labels of the arms it runs (None: every arm)."""
+    dataset, e.g. to one the profile table has no row for), and the labels of the arms it runs (None: every arm).
+
+    With a ``dataset``, the setting is a *cell* of a dataset × setting grid (pMixFed's datasets × federations): it
+    starts from that dataset's config (:meth:`Experiment.base`), its runs are labelled with the ``dataset`` as well,
+    and ``Experiment.runs(..., dataset=...)`` runs the cells on that dataset only."""
 
     name: str
     fields: Mapping[str, Any] = field(default_factory=dict)
     arms: tuple[str, ...] | None = None
+    dataset: str | None = None
 
 
 _CELL_COLUMNS = ("setting", "dataset")  # a run's labels beside its arm that tuning keeps apart
@@ -253,8 +259,8 @@ class Experiment:
     ``datasets`` maps a profile to the dataset it runs (default: ``dataset``); a dataset the profile table has no
     row for (the paper profile's CIFAR) starts from the declared ``dataset``'s row, its fields then set what differs.
     ``settings`` maps a profile to named data settings (:class:`Setting`): every setting runs its arms × seeds, in
-    the order declared (settings, then arms, then seeds), and the table gets a ``setting`` column; an experiment
-    with settings has no grid.
+    the order declared (settings, then arms, then seeds), and the table gets a ``setting`` column (and a ``dataset``
+    column for a setting on a dataset of its own, a cell); an experiment with settings has no grid.
     ``tune``: an equal tuning budget (:class:`Tune`) whose choices every run of an arm uses.
     ``protocol``: an evaluation protocol for every run. ``fallback``: a dataset that cannot be loaded here falls back
     to digits5-lite with a note (:func:`~pflnb.experiments.config.with_available_data`). ``job``: what each run
@@ -361,10 +367,14 @@ class Experiment:
                 f"experiment {self.name!r} declares no fields for {dataset!r} at profile {profile!r}, and the profile "
                 "table has no row for it"
             )
-        dataset = dataset or default
+        return self._base(profile, dataset or default, **overrides)
+
+    def _base(self, profile: str, dataset: str, **overrides: Any) -> ExperimentConfig:
         fields = self.fields.get((profile, dataset), self.fields.get(profile, {}))
-        row = dataset if has_row(profile, dataset) else self.dataset  # a dataset the table lacks: the declared one's row
-        cfg = profile_config(profile, row, **fields).replace(dataset=dataset, **overrides)
+        # a dataset the table lacks starts from the declared dataset's row, or from the defaults where that lacks one too
+        row = next((d for d in (dataset, self.dataset) if has_row(profile, d)), None)
+        start = ExperimentConfig(profile=profile, dataset=dataset) if row is None else profile_config(profile, row)
+        cfg = start.replace(**fields).replace(dataset=dataset, **overrides)
         return with_available_data(cfg) if self.fallback else cfg
 
     def make_job(self, cfg: ExperimentConfig, arm: Arm) -> Job:
@@ -411,16 +421,26 @@ class Experiment:
     ) -> list[tuple[dict[str, Any], ExperimentConfig]]:
         if profile not in self.settings:
             raise ValueError(f"experiment {self.name!r} declares no settings for profile {profile!r}")
-        base = self.base(profile, dataset, **overrides)
+        settings = self.settings[profile]
+        if dataset is not None and any(s.dataset for s in settings):  # cells: those on ``dataset``
+            settings = tuple(s for s in settings if s.dataset == dataset)
+            if not settings:
+                raise ValueError(f"experiment {self.name!r} runs no setting on {dataset!r} at profile {profile!r}")
         seeds = self.seeds_at(profile) if seeds is None else list(seeds)
-        out = []
-        for setting in self.settings[profile]:
-            at = base.replace(**dict(setting.fields))
+        out, base = [], None
+        for setting in settings:
+            if setting.dataset is None:
+                base = self.base(profile, dataset, **overrides) if base is None else base
+                start, where = base, {"setting": setting.name}
+            else:  # a cell: its dataset's config, and the dataset among its labels
+                start, where = self._base(profile, setting.dataset, **overrides), {"dataset": setting.dataset}
+                where["setting"] = setting.name
+            at = start.replace(**dict(setting.fields))
             for arm in self.arms:
                 if (setting.arms is None or arm.label in setting.arms) and profile in self.only.get(arm.label, PROFILES):
-                    cell = {"setting": setting.name, "label": arm.label}
+                    cell = {**where, "label": arm.label}
                     for seed in seeds:
-                        cfg = arm_config(at, arm, arm.params_at(profile), seed, choice, cell)
+                        cfg = arm_config(at, arm, arm.params_at(profile, setting.dataset), seed, choice, cell)
                         if cfg is not None:
                             out.append(({**cell, "seed": seed}, cfg))
         return out

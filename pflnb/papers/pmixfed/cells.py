@@ -1,28 +1,27 @@
-"""pMixFed's settings are (dataset, federation) *cells*: the paper's Tables 1–2 cross datasets with two federations (N = 10
-clients all taking part, N = 100 with C = 0.1). This module declares them once: every run's recipe (:data:`RECIPE`),
-the federations (:data:`FEDERATIONS`), each profile's cells and their config fields (:data:`CELLS`), the cells each
-table runs (:data:`TABLE1_CELLS`, :data:`TABLE2_MLP15_CELLS`), and :class:`Cells`, the experiment over them. The paper
-profile's datasets (CIFAR-10/100, MNIST) differ from the reduced profiles' (Fashion-MNIST, digits5-lite), and Table 1
-runs several cells and a different set of methods per profile; :class:`Cells` is the paper-local
-:class:`~pflnb.experiments.paper.Experiment` for that, and its docstring says which change to
-:mod:`pflnb.experiments.paper` would remove it. :mod:`pflnb.papers.pmixfed.paper` declares the experiments over these
-cells, :mod:`pflnb.papers.pmixfed.ledger` the claims that read them.
+"""pMixFed's settings are (dataset, federation) *cells*: the paper's Tables 1–2 cross datasets with two federations
+(N = 10 clients all taking part, N = 100 with C = 0.1). This module declares them once: every run's recipe
+(:data:`RECIPE`), the federations (:data:`FEDERATIONS`), each profile's cells and their config fields (:data:`CELLS`;
+the paper profile's datasets, CIFAR-10/100 and MNIST, differ from the reduced profiles' Fashion-MNIST and
+digits5-lite), and the cells each table runs (:data:`TABLE1_CELLS`, :data:`TABLE2_MLP15_CELLS`). An experiment runs
+cells as the shared shape's settings (:func:`cell_settings`: a :class:`~pflnb.experiments.paper.Setting` per cell, on
+its dataset, with the arms run there). :mod:`pflnb.papers.pmixfed.paper` declares the experiments over these cells,
+:mod:`pflnb.papers.pmixfed.ledger` the claims that read them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
-from pflnb.experiments.config import ExperimentConfig, profile_config
-from pflnb.experiments.paper import Choice, Experiment, arm_config
+from pflnb.experiments.config import PROFILES
+from pflnb.experiments.paper import Setting
 
 # Every run (batch 32 is the profile table's): train / val / test fractions per client with a large test split
 # for less noisy unseen accuracies.
 RECIPE = dict(
     optimizer="adam", lr=1e-3, local_epochs=2, finetune_epochs=2, partition="dirichlet", alpha=0.1, fractions=(0.5, 0.1, 0.4)
 )
+RECIPES = dict.fromkeys(PROFILES, RECIPE)  # an experiment's ``fields``: the recipe at every profile
 FEDERATIONS = {"N10": dict(num_clients=10, participation=1.0), "N100": dict(num_clients=100, participation=0.1)}
 # profile → (dataset, federation) → the cell's config fields, over the profile table, RECIPE and FEDERATIONS.
 _PAPER_CELL = dict(image_size=None, rounds=100, unseen_clients=20, min_samples=20)
@@ -64,83 +63,32 @@ FIRST = {"smoke": (("fmnist", "N10"),), "cpu": (("fmnist", "N10"),), "paper": ((
 DIGITS = {"smoke": (("digits5-lite", "N10"),), "cpu": (("digits5-lite", "N10"),), "paper": (("cifar10", "N10"),)}
 
 
-@dataclass(frozen=True)
-class Cells(Experiment):
-    """An :class:`~pflnb.experiments.paper.Experiment` over cells of :data:`CELLS` (paper-local).
-
-    ``cells`` maps a profile to the (dataset, federation) cells one call runs, in order; the result's table has
-    ``dataset`` and ``setting`` (the federation) columns. A run's config is the profile table (the dataclass
-    defaults for a dataset it has no row for: the paper profile's CIFAR-10/100 and MNIST), then :data:`RECIPE`, the
-    federation's :data:`FEDERATIONS` fields, the cell's :data:`CELLS` fields, ``fields[profile]`` and the arm's own
-    (``at`` may also key a (profile, dataset) pair, merged over the profile's). ``arms_at`` maps a profile, or a
-    (profile, dataset, federation) cell (looked up first), to the labels of the arms run there (default: every arm).
-    The declared ``dataset`` names the first cell's, for reading; the cells decide.
-
-    What the shape would need instead: an experiment's dataset per profile, grid points that set several fields at
-    once (a cell), arms per cell (the shared ``Experiment.only`` maps an arm to its profiles), ``Arm.at`` keyed by
-    (profile, dataset) as ``fields`` is,
-    and profile-table rows for the paper profile's CIFAR-10/100 and MNIST.
-    """
-
-    cells: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    arms_at: Mapping[Any, tuple[str, ...]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for profile, cells in self.cells.items():
-            unknown = [c for c in cells if c not in CELLS.get(profile, {})]
-            if unknown:
-                raise ValueError(f"experiment {self.name!r}: no cells {unknown} at profile {profile!r}; see CELLS")
-        for labels in self.arms_at.values():
-            for label in labels:
-                self.arm(label)
-
-    def cells_at(self, profile: str, dataset: str | None = None) -> list[tuple[str, str]]:
-        """The (dataset, federation) cells run at ``profile`` (on ``dataset`` only, when given)."""
-        cells = [c for c in self.cells.get(profile, ()) if dataset in (None, c[0])]
-        if not cells:
-            on = f" on {dataset!r}" if dataset else ""
-            raise ValueError(f"experiment {self.name!r} runs no cell at profile {profile!r}{on}; it has {dict(self.cells)}")
-        return cells
-
-    def cell(self, profile: str, dataset: str, setting: str, **overrides: Any) -> ExperimentConfig:
-        """The config of cell (``dataset``, ``setting``) at ``profile`` before the arm's fields."""
-        try:
-            start = profile_config(profile, dataset)
-        except ValueError:  # the profile table has no row for this dataset
-            start = ExperimentConfig(profile=profile, dataset=dataset)
-        fields = {**RECIPE, **FEDERATIONS[setting], **CELLS[profile][(dataset, setting)], **self.fields.get(profile, {})}
-        return start.replace(**{**fields, **overrides})
-
-    def base(self, profile: str, dataset: str | None = None, **overrides: Any) -> ExperimentConfig:
-        """The config of the first cell at ``profile`` (on ``dataset``)."""
-        return self.cell(profile, *self.cells_at(profile, dataset)[0], **overrides)
-
-    def runs(
-        self,
-        profile: str,
-        seeds: Sequence[int] | None = None,
-        dataset: str | None = None,
-        choice: Choice | None = None,
-        **overrides: Any,
-    ) -> list[tuple[dict[str, Any], ExperimentConfig]]:
-        """Every run, as (labels, config): cell by cell, arm by arm, seed by seed; labels hold ``label``, ``dataset``,
-        ``setting`` and ``seed``; ``choice`` as in :meth:`Experiment.runs`."""
-        seeds = self.seeds_at(profile) if seeds is None else list(seeds)
-        out = []
-        for ds, st in self.cells_at(profile, dataset):
-            base = self.cell(profile, ds, st, **overrides)
-            here = self.arms_at.get((profile, ds, st), self.arms_at.get(profile))
-            for arm in self.arms:
-                if here is not None and arm.label not in here:
-                    continue
-                params = {**arm.params_at(profile), **arm.at.get((profile, ds), {})}  # type: ignore[call-overload]
-                cell = {"label": arm.label, "dataset": ds, "setting": st}
-                for seed in seeds:
-                    cfg = arm_config(base, arm, params, seed, choice, cell)
-                    if cfg is not None:
-                        out.append(({**cell, "seed": seed}, cfg))
-        return out
+def cell_settings(
+    at: Mapping[str, tuple[tuple[str, str], ...]],
+    arms: Mapping[Any, tuple[str, ...]] | None = None,
+    fields: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, tuple[Setting, ...]]:
+    """An experiment's ``settings`` over cells: ``at`` maps a profile to its (dataset, federation) cells, in order.
+    Each cell is a :class:`~pflnb.experiments.paper.Setting` on its dataset (its runs labelled ``dataset`` and
+    ``setting``, the federation) with the federation's :data:`FEDERATIONS` fields, the cell's :data:`CELLS` fields and
+    ``fields[profile]`` over them (the experiment's own: a model, a size); it runs the arms ``arms`` names for the cell
+    (a (profile, dataset, federation) key, looked up first) or for the profile (default: every arm). Every run's
+    config: the profile table, :data:`RECIPE` (the experiment's ``fields``, :data:`RECIPES`), then the cell's."""
+    out = {}
+    for profile, where in at.items():
+        unknown = [c for c in where if c not in CELLS.get(profile, {})]
+        if unknown:
+            raise ValueError(f"no cells {unknown} at profile {profile!r}; see CELLS")
+        out[profile] = tuple(
+            Setting(
+                federation,
+                {**FEDERATIONS[federation], **CELLS[profile][(ds, federation)], **(fields or {}).get(profile, {})},
+                (arms or {}).get((profile, ds, federation), (arms or {}).get(profile)),
+                dataset=ds,
+            )
+            for ds, federation in where
+        )
+    return out
 
 
 def cell_rounds(cells: Mapping[str, tuple[tuple[str, str], ...]], profile: str) -> int:

@@ -5,8 +5,8 @@ The paper's training recipe (§5.1, App. C) is every run's: Adam, lr 1e-3, batch
 fine-tuning epochs for unseen clients, Dirichlet γ = 0.1, N = 10 clients all taking part or N = 100 with C = 0.1,
 100 rounds. The reduced profiles keep the recipe and shrink data, images and rounds (the notebook says why).
 
-pMixFed's settings are (dataset, federation) *cells*, declared in :mod:`pflnb.papers.pmixfed.cells` with
-:class:`~pflnb.papers.pmixfed.cells.Cells`, the paper-local experiment over them.
+pMixFed's settings are (dataset, federation) *cells*, declared in :mod:`pflnb.papers.pmixfed.cells`; each experiment runs
+its cells as settings of the shared shape (:func:`~pflnb.papers.pmixfed.cells.cell_settings`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from pflnb.experiments.paper import ADAM_LRS, Arm, Paper, lr_tuning
+from pflnb.experiments.paper import ADAM_LRS, Arm, Experiment, Paper, lr_tuning
 from pflnb.papers.pmixfed import claims as C
-from pflnb.papers.pmixfed.cells import DIGITS, FIRST, TABLE1_CELLS, TABLE2_MLP15_ARMS, TABLE2_MLP15_CELLS, Cells, cell_rounds
+from pflnb.papers.pmixfed.cells import (
+    DIGITS,
+    FIRST,
+    RECIPES,
+    TABLE1_CELLS,
+    TABLE2_MLP15_ARMS,
+    TABLE2_MLP15_CELLS,
+    cell_rounds,
+    cell_settings,
+)
 from pflnb.papers.pmixfed.coverage import COVERAGE
 from pflnb.papers.pmixfed.experiments import MISMATCHED
 from pflnb.papers.pmixfed.ledger import CLAIMS
@@ -134,35 +143,38 @@ HETERO_ARMS = (
 )
 
 EXPERIMENTS = (
-    Cells(
+    Experiment(
         "table1",
         "Table 1 analogue: every cell of the profile, unseen clients before / after fine-tuning (matched protocol)",
         "fmnist",
         METHODS,
         SEEDS,
-        cells=TABLE1_CELLS,
-        arms_at=TABLE1_ONLY,
+        fields=RECIPES,
+        settings=cell_settings(TABLE1_CELLS, TABLE1_ONLY),
         tune=TABLE1_TUNE,
     ),
-    Cells(
+    Experiment(
         "table2",
         "Table 2: the Table 1 grid on CIFAR-10 and CIFAR-100 (the paper's two datasets there) with the 15-block "
         "MobileNetV1 (paper profile only; notebook switch run_mobilenet)",
         "cifar10",
         _methods("top:8", "bottom:7", {}),
         {"paper": SEEDS["paper"]},
-        fields={"paper": {"model": "mobilenet-v1"}},
-        cells={"paper": tuple(c for c in TABLE1_CELLS["paper"] if c[0] in ("cifar10", "cifar100"))},
+        fields=RECIPES,
+        settings=cell_settings(
+            {"paper": tuple(c for c in TABLE1_CELLS["paper"] if c[0] in ("cifar10", "cifar100"))},
+            fields={"paper": {"model": "mobilenet-v1"}},
+        ),
     ),
-    Cells(
+    Experiment(
         "table2_mlp15",
         "Table 2 analogue: Fashion-MNIST N10 and N100 with a 15-block MLP (pmixfed-mlp15) in place of MobileNetV1; "
         "pMixFed, FedAvg, FedAlt and FedBABU only (compute bound)",
         "fmnist",
         tuple(a for a in _methods("top:8", "bottom:7", {}) if a.label in TABLE2_MLP15_ARMS),
         {"smoke": SEEDS["smoke"], "cpu": SEEDS["cpu"]},
-        fields={profile: {"model": "pmixfed-mlp15"} for profile in ("smoke", "cpu")},
-        cells=TABLE2_MLP15_CELLS,
+        fields=RECIPES,
+        settings=cell_settings(TABLE2_MLP15_CELLS, fields={profile: {"model": "pmixfed-mlp15"} for profile in ("smoke", "cpu")}),
         tune=TUNE,
         # Table 2's setting as §5.1 states it (the paper-profile runs are experiment table2's)
         paper_setting={
@@ -171,48 +183,54 @@ EXPERIMENTS = (
             "rounds": "100",
         },
     ),
-    Cells(
+    Experiment(
         "mismatched",
         "The paper's protocol (§5.2): each client tested on another client's test split, first dataset, N10",
         "fmnist",
         tuple(a for a in METHODS if a.label in ("pmixfed", "pmixfed-dynamic", "fedavg", "fedalt", "fedsim")),
         SEEDS,
         protocol=MISMATCHED,
-        cells=FIRST,
+        fields=RECIPES,
+        settings=cell_settings(FIRST),
         tune=TUNE,
     ),
-    Cells(
+    Experiment(
         "mu",
         "Fig. 5 analogue: μ strategies on digits5-lite N10 (CIFAR-10 at paper)",
         "digits5-lite",
         MU_ARMS,
         SEEDS,
-        cells=DIGITS,
+        fields=RECIPES,
+        settings=cell_settings(DIGITS),
         tune=TUNE,
         paper_setting={"dataset": None, "model": None},
     ),
-    Cells(
+    Experiment(
         "shock",
         "Fig. 4 analogue: pMixFed and FedSim with and without a forced collapse, first dataset, N10",
         "fmnist",
         SHOCK_ARMS,
         SEEDS,
-        cells=FIRST,
+        fields=RECIPES,
+        settings=cell_settings(FIRST),
         tune=SHOCK_TUNE,
         paper_setting={"dataset": None, "model": None},
     ),
-    Cells(
+    Experiment(
         "hetero",
         "Table 3 analogue: clients of depths 3–13 of one 15-block MLP in one federation, N = 12, C = 1, Dirichlet 0.5",
         "fmnist",
         HETERO_ARMS,
         SEEDS,
-        fields={
-            "smoke": dict(_HETERO_FIELDS, num_clients=6, rounds=2),
-            "cpu": dict(_HETERO_FIELDS, num_clients=12, rounds=14, eval_every=2),
-            "paper": dict(_HETERO_FIELDS, num_clients=12, rounds=100, eval_every=5),
-        },
-        cells=FIRST,
+        fields=RECIPES,
+        settings=cell_settings(
+            FIRST,
+            fields={
+                "smoke": dict(_HETERO_FIELDS, num_clients=6, rounds=2),
+                "cpu": dict(_HETERO_FIELDS, num_clients=12, rounds=14, eval_every=2),
+                "paper": dict(_HETERO_FIELDS, num_clients=12, rounds=100, eval_every=5),
+            },
+        ),
         tune=TUNE,
         paper_setting={"dataset": None, "model": "MobileNet, 15 layers", "num_clients": "10"},
     ),
