@@ -12,6 +12,7 @@ from scipy import stats
 from pflnb.experiments.claims import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, PARTIAL, REPRODUCED, ratio_text
 from pflnb.experiments.paper import ExperimentResult, coverage_table, decide
 from pflnb.papers.fedfac import claims as C
+from pflnb.papers.fedfac import ledger as L
 from pflnb.papers.fedfac.paper import PAPER
 
 SEEDS = [0, 1, 2]
@@ -502,12 +503,12 @@ def test_stand_ins_follow_from_the_criterion_and_the_setting_of_what_a_claim_rea
     an exact identity on the paper's formulas, is none. A result the paper does not declare is refused."""
     cl = _by_name(decide(PAPER, _results()))
     assert cl["λp ≥ λs (interlacing)"].stand_in == ""
-    assert cl["FA recovers the true split (simulation oracle)"].stand_in == C.STAND_IN_RECOVERY  # the paper's DGP sizes
+    assert cl["FA recovers the true split (simulation oracle)"].stand_in == L.STAND_IN_RECOVERY  # the paper's DGP sizes
     for claim, criterion in (
-        ("Non-IID data makes neurons client-specific (Fig. 1)", C.STAND_IN_FIG1),
-        ("Thm 2 term grows with C at fixed N", C.STAND_IN_THM2),
-        (LOSS, C.STAND_IN_FIG9),
-        (FIG10, C.STAND_IN_FIG10),
+        ("Non-IID data makes neurons client-specific (Fig. 1)", L.STAND_IN_FIG1),
+        ("Thm 2 term grows with C at fixed N", L.STAND_IN_THM2),
+        (LOSS, L.STAND_IN_FIG9),
+        (FIG10, L.STAND_IN_FIG10),
     ):
         assert cl[claim].stand_in.startswith(criterion) and "the paper states" in criterion and "we test" in criterion
     assert PAPER.side["motivation"] in cl["Non-IID data makes neurons client-specific (Fig. 1)"].stand_in

@@ -10,6 +10,9 @@ import pytest
 from pflnb.experiments import claims as C
 from pflnb.experiments.paper import COVERAGE_STATUSES, Derived, ExperimentResult, coverage_table, decide
 from pflnb.papers.fedpg import claims as FC
+from pflnb.papers.fedpg import experiments as FE
+from pflnb.papers.fedpg import ledger as FL
+from pflnb.papers.fedpg.fedpg_convex import TheoryResults
 from pflnb.papers.fedpg.paper import PAPER
 
 SEEDS = (0, 1, 2)
@@ -129,7 +132,7 @@ def fig5_curves(rounds=40, **changes):
     return out
 
 
-THEORY = FC.TheoryResults(
+THEORY = TheoryResults(
     toy_max_dot=-0.01,
     random_descent=True,
     convex_rises=0,
@@ -434,14 +437,14 @@ def test_analogue_rows_decide_on_their_own_experiments():
 
 def test_renamed_results_read_one_setting_and_hide_names():
     res = result("table1_scenarios", scenarios(runs()), "cpu", 40)
-    view = FC.Renamed({"table1_scenarios": res, "x": 1}, {"table1": ("table1_scenarios", "50 % online"), "ablations": None})
+    view = FE.Renamed({"table1_scenarios": res, "x": 1}, {"table1": ("table1_scenarios", "50 % online"), "ablations": None})
     assert "ablations" not in view and "table1" in view and "x" in view
     with pytest.raises(KeyError):
         view["ablations"]
     half = view["table1"]
     assert list(half.table["label"]) == ["FedPG"] * 3 and [r["label"] for r in half.records] == ["FedPG"] * 3
     with pytest.raises(KeyError, match="no runs in setting"):
-        FC.Renamed({"t": res}, {"table1": ("t", "Pat-3")})["table1"]
+        FE.Renamed({"t": res}, {"table1": ("t", "Pat-3")})["table1"]
 
 
 def test_best_g_acc_against_every_baseline_when_fedpg_leads():
@@ -511,7 +514,7 @@ def test_one_seed_is_inconclusive():
 
 
 def test_smoke_profile_keeps_identities_and_skips_experiments():
-    th = FC.TheoryResults(-0.01, True, 3, 9.0, 0.2, 0.1, 0.0, 30)  # would fail the convex checks
+    th = TheoryResults(-0.01, True, 3, 9.0, 0.2, 0.1, 0.0, 30)  # would fail the convex checks
     cl = claims(profile="smoke", rounds=3, theory=th)
     assert find(cl, "Direction drift keeps").verdict == C.REPRODUCED
     assert find(cl, "Sublinear convergence").verdict == C.NOT_TESTABLE
@@ -537,29 +540,29 @@ def test_absolute_numbers_only_at_the_paper_scale():
 
 def test_seed_values_and_pairing():
     r = records(0.9, 0.8, 0.85, sd=1.0)
-    assert FC.seed_values(r, "G") == pytest.approx({0: 0.79, 1: 0.80, 2: 0.81})
-    assert FC.seed_values(r, "drop") == pytest.approx({0: 0.1, 1: 0.1, 2: 0.1})
-    assert FC.seed_values(r, "GM") == pytest.approx({0: 0.85, 1: 0.85, 2: 0.85})
+    assert FE.seed_values(r, "G") == pytest.approx({0: 0.79, 1: 0.80, 2: 0.81})
+    assert FE.seed_values(r, "drop") == pytest.approx({0: 0.1, 1: 0.1, 2: 0.1})
+    assert FE.seed_values(r, "GM") == pytest.approx({0: 0.85, 1: 0.85, 2: 0.85})
     rec = [{"config": {"seed": 4}, "rounds": [{"internals": {"x": 1.0}}, {"internals": {"x": 3.0}}, {"internals": {}}]}]
-    assert FC.internal_means(rec, "x") == {4: 2.0}
-    assert math.isnan(FC.internal_means(rec, "y")[4])
+    assert FE.internal_means(rec, "x") == {4: 2.0}
+    assert math.isnan(FE.internal_means(rec, "y")[4])
     with pytest.raises(ValueError, match="seeds"):
         claims(runs(**{"S-FedPG": records(0.85, 0.8, 0.8, seeds=(0, 1, 5), fresh_gap=0.1, internals=QP)}))
-    assert np.isclose(FC.fig5_values(fig5(), "FedPG", "final")[2], 0.605)
+    assert np.isclose(FE.fig5_values(fig5(), "FedPG", "final")[2], 0.605)
 
 
 EXPLICIT = {  # claims decided by another criterion than the paper's statement, whatever the profile
-    "Sublinear convergence to Pareto stationarity under step bound (10)": FC.STAND_IN_CONVERGENCE,
-    "The fair objective F makes the client losses more similar (objective bias)": FC.STAND_IN_FAIR_TOY,
-    "A larger user γ raises L-acc and lowers G-acc a little (Table 1, FedPG γ = x rows)": FC.STAND_IN_P2,
-    "CNN analogue of Table 1 (CIFAR-10): a larger user γ raises L-acc and lowers G-acc a little": FC.STAND_IN_P2,
-    "FedPG's S-acc is more stable than the baselines' as other clients' data is mixed in (Fig. 4)": FC.STAND_IN_FIG4,
-    "Common descent reduces conflicts: fewer online clients' losses rise than with d_r (M1)": FC.STAND_IN_CONFLICTS,
+    "Sublinear convergence to Pareto stationarity under step bound (10)": FL.STAND_IN_CONVERGENCE,
+    "The fair objective F makes the client losses more similar (objective bias)": FL.STAND_IN_FAIR_TOY,
+    "A larger user γ raises L-acc and lowers G-acc a little (Table 1, FedPG γ = x rows)": FL.STAND_IN_P2,
+    "CNN analogue of Table 1 (CIFAR-10): a larger user γ raises L-acc and lowers G-acc a little": FL.STAND_IN_P2,
+    "FedPG's S-acc is more stable than the baselines' as other clients' data is mixed in (Fig. 4)": FL.STAND_IN_FIG4,
+    "Common descent reduces conflicts: fewer online clients' losses rise than with d_r (M1)": FL.STAND_IN_CONFLICTS,
     "CNN analogue of Table 2 (CIFAR-10): common descent reduces conflicts, fewer online clients' losses rise than with "
-    "d_r (M1)": FC.STAND_IN_CONFLICTS,
-    "M1 (d = d_r) lowers the G-model's accuracy": FC.STAND_IN_PAT2,
-    "M2 (no F) lowers the G-model's accuracy": FC.STAND_IN_PAT2,
-    "M4 (no stale gradients) lowers the G-model's accuracy, much": FC.STAND_IN_PAT2,
+    "d_r (M1)": FL.STAND_IN_CONFLICTS,
+    "M1 (d = d_r) lowers the G-model's accuracy": FL.STAND_IN_PAT2,
+    "M2 (no F) lowers the G-model's accuracy": FL.STAND_IN_PAT2,
+    "M4 (no stale gradients) lowers the G-model's accuracy, much": FL.STAND_IN_PAT2,
 }
 
 
@@ -577,7 +580,7 @@ def test_stand_ins_follow_from_the_declarations():
             assert c.stand_in.startswith(EXPLICIT[c.claim]), c.claim
     cpu = claims()
     m4 = find(cpu, "M4 (no stale")
-    assert m4.stand_in.startswith(FC.STAND_IN_PAT2)
+    assert m4.stand_in.startswith(FL.STAND_IN_PAT2)
     assert "ablations at cpu: partition dirichlet (paper: Pat-2), image_size 14" in m4.stand_in
     assert find(cpu, "Pareto stationarity for (3)").stand_in == ""  # a counterexample on the paper's formulas
     fig = find(cpu, "CNN analogue of Fig. 5(b) (CIFAR-10): S-FedPG")
@@ -597,7 +600,7 @@ def test_with_the_profile_passed_fig5_claims_read_no_other_experiment():
 
 def test_the_fair_objective_is_tested_on_the_runs():
     fair = runs()
-    assert FC.fair_gaps(fair["FedPG"]) == pytest.approx({0: 0.010, 1: 0.012, 2: 0.011})
+    assert FE.fair_gaps(fair["FedPG"]) == pytest.approx({0: 0.010, 1: 0.012, 2: 0.011})
     f = find(claims(fair), "The fair objective F")
     assert f.verdict == C.REPRODUCED and f.seeds == [0, 1, 2]
     assert part(f, "federated").verdict == C.REPRODUCED and "FedPG − M2 (no F) at FedPG's η" in f.outcome.ours

@@ -370,6 +370,8 @@ class Experiment:
         return self._base(profile, dataset or default, **overrides)
 
     def _base(self, profile: str, dataset: str, **overrides: Any) -> ExperimentConfig:
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; choose one of {PROFILES}")
         fields = self.fields.get((profile, dataset), self.fields.get(profile, {}))
         # a dataset the table lacks starts from the declared dataset's row, or from the defaults where that lacks one too
         row = next((d for d in (dataset, self.dataset) if has_row(profile, d)), None)

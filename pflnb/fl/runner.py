@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from pflnb.fl import batched as B
+from pflnb.fl import evaluation as EV
 from pflnb.fl import functional as FN
 from pflnb.fl import grouping as G
 from pflnb.fl.algorithm import Algorithm, ClientUpdate
@@ -313,7 +314,7 @@ class BatchedRunner:
                 continue
             n_eval = max(max(len(ctx.client(p.cid).val), len(ctx.client(p.cid).test)) for p in group)
             n_max = max(n_eval, max(len(ctx.client(p.cid).split(p.split)) for p in group))
-            batch = max([p.optim.batch_size for p in group[0].phases], default=min(n_eval, B.eval_block(ctx.device)))
+            batch = max([p.optim.batch_size for p in group[0].phases], default=min(n_eval, EV.eval_block(ctx.device)))
             for part in self._chunks(ctx, group, batch, n_max, bool(group[0].phases), lambda ch: self._eval_chunk(ctx, fm, ch)):
                 rows.update(part)
         keys = ("val_acc", "test_acc", "val_loss", "test_loss")
@@ -331,8 +332,8 @@ class BatchedRunner:
         for split in ("val", "test"):
             splits = [ctx.client(p.cid).split(split) for p in plans]
             with fm.attrs(plans[0].model_attrs):
-                block = B.eval_block(ctx.device, len(plans))
-                res = B.evaluate_stacked(fm, stacked, False, splits, block, plans[0].fuse_reduction, log_weights)
+                block = EV.eval_block(ctx.device, len(plans))
+                res = EV.evaluate_stacked(fm, stacked, False, splits, block, plans[0].fuse_reduction, log_weights)
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out
@@ -342,7 +343,7 @@ class BatchedRunner:
         for split in ("val", "test"):
             splits = [ctx.client(p.cid).split(split) for p in plans]
             with fm.attrs(plans[0].model_attrs):
-                res = B.evaluate_shared(fm, plans[0].models["main"], splits, B.eval_block(ctx.device))
+                res = EV.evaluate_shared(fm, plans[0].models["main"], splits, EV.eval_block(ctx.device))
             for p, r in zip(plans, res):
                 out[p.cid][f"{split}_acc"], out[p.cid][f"{split}_loss"] = r["acc"], r["loss"]
         return out

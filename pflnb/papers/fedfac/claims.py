@@ -26,9 +26,7 @@ from pflnb.experiments.claims import (
     INCONCLUSIVE,
     Outcome,
     best,
-    check,
     compare,
-    consistency,
     equivalent,
     marked,
     most,
@@ -45,53 +43,13 @@ PERSONALIZED = ("FedPer", "LG-FedAvg", "FedRep", "FedEM")
 # ... and every competitor of Table 2 (§5.1: two global methods and the four personalized ones)
 COMPETITORS = ("FedAvg", "FedProx", *PERSONALIZED)
 SMOKE = "the smoke profile runs 1 seed and 2 rounds"
-# Fig. 6 "the first four decomposition methods can generate nearly identical results": |FedFac − true| within ±3
-# points (the paper gives no numbers; spec §3.6's margin, about the ±0.03 sampling noise of 240 test points), an
-# equivalence margin; "the random decomposition is much inferior" then means worse by more than that: δ = 3 points
-SIM_TOL = 3.0
-# Spec A18: the hidden units of a randomly initialized MLP are exchangeable, so "the first m1 units personalized" (the
-# true split) and a random split of the same size drawn once are the same distribution of runs
-FIXED_TWIN = (
-    "equal by construction (spec A18): the fitted MLP's hidden units are exchangeable at initialization, so a fixed "
-    "random split of the true split's size is the true split's twin; its equality cannot decide the claim"
-)
-# Fig. 7 "nearly all neurons will reach their final stable states": the stable fraction within 10 points of 1 (the
-# paper gives no number; spec §3.7's criterion, stable fraction ≥ 0.9)
-STABLE_TOL = 10.0
 # Table 7: FedFac's ratio to FedAvg in the paper's Table 7 (the columns that can be read: CIFAR-100, FEMNIST,
 # Shakespeare): 1.2147 (FEMNIST) to 3.3879 (CIFAR-100 S = 5)
 TIME_LOW, TIME_HIGH = 1.2147, 3.3879
-RECOVERY_AUC = 0.95  # spec §3.5's recovery criterion
 # Table 6: κ's effect within the paper's own largest spread over κ (S = 5: .7136 − .6921 = 2.15 points)
 KAPPA_TOL = 2.15
 # Settings the paper calls nearly IID (§5.4: "CIFAR10 with π = 1"): there FedFac's and FedAvg's losses "nearly coincide"
 NEARLY_IID = ("Dir(1.0)", "CIFAR10 Dir(1.0)")
-# Claims decided by a criterion other than the paper's own statement (see :class:`Claim`): what the paper states,
-# what we test instead.
-STAND_IN_THM2 = (
-    "the paper states that, at fixed N, more clients lead to a larger generalization error (read off Thm 2's bound); "
-    "we test only that the bound's data-dependent term sqrt(2 (C/n) yᵀ(H^s∞ + H^p∞)⁻¹ y) grows with C (square roots "
-    "reconstructed; vacuous, > 1, at these sizes), not the generalization error"
-)
-STAND_IN_RECOVERY = (
-    "the paper states that static and dynamic FedFac recover the true split, judged by test accuracy (Fig. 6); we test "
-    "factor analysis on the true parameters (the oracle) by the AUC of its scores against the true split, with the "
-    f"spec's threshold {RECOVERY_AUC}"
-)
-STAND_IN_FIG1 = (
-    "the paper states, from heatmaps, that neurons behave alike across clients under IID data and that some learn "
-    "varied representations across clients under non-IID data (Fig. 1); we test that the across-client coefficient "
-    "of variation of a neuron's mean activation, averaged over neurons, is larger under non-IID data"
-)
-STAND_IN_FIG2 = (
-    "the paper states, from two histograms, that the IID entropies lie mostly near or below zero and the non-IID ones "
-    "have two peaks, near zero and near two (Fig. 2); we test that the non-IID entropies spread wider (IQR) and reach "
-    "higher (upper quartile) than the IID ones, not the peaks' positions"
-)
-STAND_IN_FIG9 = (
-    "the paper states, from the loss curves, that FedFac's training loss goes down faster than FedAvg's (Fig. 9); we "
-    "test that its mean training loss over the last 5 rounds is lower (a level, not a rate)"
-)
 # Why FedAvg can stay at chance under strong skew at the cpu budget (the lead's check, seed 100): not a code bug
 FEDAVG_CAUSE = (
     "; FedAvg did not train here, by the budget, not a bug: ≈ 120 training samples a client make one local epoch ≈ 4 "
@@ -126,17 +84,20 @@ def by_seed(t: pd.DataFrame, column: str, **where: Any) -> dict[int, float]:
     return marked({int(s): float(x) for s, x in zip(sel["seed"], sel[column])}, sel)
 
 
-def _common(*maps: Mapping[int, float]) -> list[dict[int, float]]:
+def common_seeds(*maps: Mapping[int, float]) -> list[dict[int, float]]:
+    """Each of ``maps`` ({seed: value}) on the seeds they all have, in seed order."""
     keys = set.intersection(*(set(m) for m in maps))
     return [{k: m[k] for k in sorted(keys)} for m in maps]
 
 
-def _seeds(*maps: Mapping[int, float]) -> list[int]:
+def shared_seeds(*maps: Mapping[int, float]) -> list[int]:
+    """The seeds every one of ``maps`` has, sorted."""
     return sorted(set.intersection(*(set(m) for m in maps)))
 
 
-def _pair(a: Mapping[int, float], b: Mapping[int, float], **kw: Any) -> Outcome:
-    a2, b2 = _common(a, b)
+def paired(a: Mapping[int, float], b: Mapping[int, float], **kw: Any) -> Outcome:
+    """:func:`~pflnb.experiments.claims.compare` of ``a`` and ``b`` on their common seeds (not testable without one)."""
+    a2, b2 = common_seeds(a, b)
     if not a2:
         return not_testable("no seed ran both sides")
     return compare(a2, b2, **kw)
@@ -200,153 +161,9 @@ def _time_check(ratios: Mapping[int, float]) -> Outcome:
     return replace(out, ours=shown, interval=None, detail=detail.get(out.verdict, out.detail))
 
 
-def _smoke(r: Mapping[str, Any]) -> bool:
+def at_smoke(r: Mapping[str, Any]) -> bool:
+    """Whether the results ``r`` come from the smoke profile."""
     return r["profile"] == "smoke"
-
-
-# ---- Figs. 1–2 and the §3 theory ---------------------------------------------------------------------------------
-
-
-def _motivation(r: Mapping[str, Any]) -> tuple[pd.DataFrame, list[int]]:
-    mot = r["motivation"]
-    return mot, sorted(set(mot.seed))
-
-
-def neurons_client_specific(r: Mapping[str, Any]) -> Decided:
-    """Fig. 1: the across-client CV of a neuron's mean activation (``motivation``), non-IID above IID."""
-    mot, seeds = _motivation(r)
-    spread = {s: by_seed(mot, "spread", split=s) for s in ("non-iid", "iid")}
-    return _pair(spread["non-iid"], spread["iid"], scale=1.0, names=("non-IID CV", "IID CV"), unit=""), seeds
-
-
-def entropy_spread(r: Mapping[str, Any]) -> Decided:
-    """Fig. 2: the per-neuron entropies spread wider (IQR) and reach higher (q75) under non-IID data."""
-    mot, seeds = _motivation(r)
-    outcome = parts(
-        spread=_pair(
-            by_seed(mot, "iqr", split="non-iid"),
-            by_seed(mot, "iqr", split="iid"),
-            scale=1.0,
-            names=("non-IID IQR", "IID IQR"),
-            unit="",
-        ),
-        upper_tail=_pair(
-            by_seed(mot, "q75", split="non-iid"),
-            by_seed(mot, "q75", split="iid"),
-            scale=1.0,
-            names=("non-IID q75", "IID q75"),
-            unit="",
-        ),
-    )
-    return outcome, seeds
-
-
-def interlacing(r: Mapping[str, Any]) -> Decided:
-    """λp ≥ λs > 0 for every seed of the kernel table (``kernels``)."""
-    eig = r["kernels"]
-    gap = float((eig["lambda_p"] - eig["lambda_s"]).min())
-    outcome = check(
-        gap >= -1e-12 and bool((eig["lambda_s"] > 0).all()),
-        f"min over seeds of λp − λs = {gap:.4f}; λs = {eig.lambda_s.mean():.4f}, λp = {eig.lambda_p.mean():.4f}",
-        criterion="λs > 0 and λp − λs ≥ −1e-12 for every seed",
-    )
-    return outcome, sorted(eig.seed)
-
-
-def theorem1(r: Mapping[str, Any]) -> Decided:
-    """Theorem 1 (``thm1``): FedSplit's relative loss below FedAvg's, both under their bounds, every seed."""
-    thm1 = r["thm1"]
-    faster = bool((thm1["L(T)/L(0) fedsplit"] < thm1["L(T)/L(0) fedavg"]).all())
-    below = bool(thm1["below bound fedsplit"].all() and thm1["below bound fedavg"].all())
-    outcome = check(
-        faster and below,
-        f"L(T)/L(0) FedSplit {thm1['L(T)/L(0) fedsplit'].mean():.4f} vs FedAvg {thm1['L(T)/L(0) fedavg'].mean():.3f} "
-        f"(mean of {len(thm1)} seeds); below bounds: {below}",
-        criterion="FedSplit's relative loss below FedAvg's and both curves under their bounds, every seed and round",
-    )
-    return outcome, sorted(thm1.seed)
-
-
-def theorem2(r: Mapping[str, Any]) -> Decided:
-    """Theorem 2's term B(C) (``thm2``) strictly increasing in C."""
-    thm2 = r["thm2"]
-    b = thm2["B(C)"].to_numpy()
-    outcome = check(
-        bool((np.diff(b) > 0).all()),
-        f"B({thm2.index[0]}) = {b[0]:.2f} → B({thm2.index[-1]}) = {b[-1]:.1f}",
-        criterion="B(C) strictly increasing in C (mean over seeds)",
-    )
-    return outcome, None
-
-
-def recovery(r: Mapping[str, Any]) -> Decided:
-    """FA on the oracle matrices (``recovery``): AUC ≥ RECOVERY_AUC at every p, at κ = 0.85 (the paper's default; it
-    does not say which κ its simulation used, nor claim recovery at every κ of its tuning grid)."""
-    rec = r["recovery"]
-    hi, lo = rec[rec.kappa == 0.85], rec[rec.kappa == 0.5]
-    outcome = check(
-        bool((hi.auc >= RECOVERY_AUC).all()), f"min AUC {hi.auc.min():.3f} over p", criterion=f"AUC ≥ {RECOVERY_AUC} at every p"
-    )
-    shown = f"; at κ = 0.5 (not the paper's claim) max AUC {lo.auc.max():.3f}" if len(lo) else ""
-    return replace(outcome, ours=outcome.ours + shown), None
-
-
-# ---- the simulation study (Figs. 6–7), at p = 0.5, α = 0.4 -------------------------------------------------------
-
-
-def _simulation(r: Mapping[str, Any]) -> dict[str, dict[int, float]]:
-    sim = r["sim"]
-    main = sim[(sim.p == 0.5) & (sim.alpha == 0.4)]
-    methods = ("true", *SIM_LIKE_TRUE, "random_fixed", "random_redrawn")
-    return {m: by_seed(main, "acc", method=m) for m in methods}
-
-
-# Fig. 6's "first four decomposition methods": the true split and these three
-SIM_LIKE_TRUE = ("oracle", "static", "dynamic")
-
-
-def matches_true_split(r: Mapping[str, Any]) -> Decided:
-    """Fig. 6, "the first four decomposition methods can generate nearly identical results": the oracle's, static
-    FedFac's and dynamic FedFac's accuracy (``sim``) each equivalent to the true split's within ±SIM_TOL points (TOST
-    on the per-seed paired differences), a conjunction of one part per method."""
-    if _smoke(r):
-        return not_testable(SMOKE), None
-    acc = _simulation(r)
-    named = {}
-    for m in SIM_LIKE_TRUE:
-        a, b = _common(acc[m], acc["true"])
-        named[m] = equivalent(a, b, margin=SIM_TOL, names=(m, "true")) if a else not_testable("no seed ran both sides")
-    return parts(**named), _seeds(*(acc[m] for m in ("true", *SIM_LIKE_TRUE)))
-
-
-def random_split_worse(r: Mapping[str, Any]) -> Decided:
-    """Fig. 6: the true split beats a redrawn and a fixed random split by more than SIM_TOL points ('much inferior';
-    the paper's 'random guess' does not say whether the split is drawn once or every round: both are parts).
-
-    The fixed part is measured and shown but cannot decide the claim (:data:`FIXED_TWIN`): the fitted MLP's hidden
-    units are exchangeable at initialization, so a fixed random split of the true split's size is the true split's
-    twin by construction, and their equality bears on the paper's claim neither way."""
-    if _smoke(r):
-        return not_testable(SMOKE), None
-    acc = _simulation(r)
-    fixed = _pair(acc["true"], acc["random_fixed"], margin=SIM_TOL, names=("true", "random fixed"))
-    outcome = parts(
-        redrawn=_pair(acc["true"], acc["random_redrawn"], margin=SIM_TOL, names=("true", "random redrawn")),
-        fixed=consistency(fixed.ours, FIXED_TWIN),
-    )
-    return outcome, _seeds(acc["true"], acc["random_redrawn"])
-
-
-def partition_stabilizes(r: Mapping[str, Any]) -> Decided:
-    """Fig. 7: the dynamic runs' stable fraction over the last 10 rounds (``stability``, per seed) equivalent to 1
-    within STABLE_TOL points (TOST: 'nearly all neurons')."""
-    if _smoke(r):
-        return not_testable(SMOKE), None
-    stab = r["stability"]
-    dyn = stab[(stab.p == 0.5) & (stab.alpha == 0.4) & (stab.method == "dynamic")]
-    frac = by_seed(dyn, "stable_last")
-    outcome = equivalent(frac, dict.fromkeys(frac, 1.0), margin=STABLE_TOL, names=("stable fraction", "all"))
-    return outcome, sorted(frac)
 
 
 # ---- Table 2 (label skew and feature shift), Fig. 9, Tables 3, 7 and 8 --------------------------------------------
@@ -365,11 +182,11 @@ def beats_fedavg(r: Mapping[str, Any]) -> Decided:
     """Table 2: FedFac dynamic above FedAvg at the strong skew (a FedAvg that did not train: not testable)."""
     t2, skew, _ = _table2(r)
     fill = {"skew": skew, "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     ff, fa = _acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")
     fill["fedavg"] = fedavg_cause(FedAvg=fa)
-    return _pair(ff, fa, names=("FedFac", "FedAvg")), _seeds(ff, fa), fill
+    return paired(ff, fa, names=("FedFac", "FedAvg")), shared_seeds(ff, fa), fill
 
 
 def gap_shrinks(r: Mapping[str, Any]) -> Decided:
@@ -377,19 +194,19 @@ def gap_shrinks(r: Mapping[str, Any]) -> Decided:
     did not train (the gap to an untrained FedAvg measures FedFac alone)."""
     t2, skew, mild = _table2(r)
     fill = {"skew": skew, "mild": mild, "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     gap, arms = {}, {}
     for s in (skew, mild):
         ff, fa = _acc(t2, s, "FedFac dynamic"), _acc(t2, s, "FedAvg")
         arms.update({f"FedAvg {s}": fa, f"FedFac {s}": ff})
-        gap[s] = {k: ff[k] - fa[k] for k in _seeds(ff, fa)}
+        gap[s] = {k: ff[k] - fa[k] for k in shared_seeds(ff, fa)}
     fill["fedavg"] = fedavg_cause(**{k: v for k, v in arms.items() if k.startswith("FedAvg")})
-    seeds = _seeds(gap[skew], gap[mild])
+    seeds = shared_seeds(gap[skew], gap[mild])
     failed = trained(**arms)
     if failed is not None:
         return failed, seeds, fill
-    return _pair(gap[skew], gap[mild], names=(f"gap {skew}", f"gap {mild}"), accuracy=False), seeds, fill
+    return paired(gap[skew], gap[mild], names=(f"gap {skew}", f"gap {mild}"), accuracy=False), seeds, fill
 
 
 def _one_or_most(k: int, named: Mapping[str, Outcome]) -> Outcome:
@@ -406,7 +223,7 @@ def beats_personalized(r: Mapping[str, Any]) -> Decided:
     k = almost_all(len(pers)) if pers else 0
     shown = "; ".join(f"{s}: {'/'.join(ps)}" for s, ps in pers.items())
     fill = {"competitors": shown, "k": str(k), "n": str(len(pers)), "fa": fa_decides_nothing(r["table2"])}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     named = {}
     for s, ps in pers.items():
@@ -421,7 +238,7 @@ def beats_personalized_feature_shift(r: Mapping[str, Any]) -> Decided:
     d5 = r["digits5"].table
     pers = [p for p in PERSONALIZED if p in set(d5.label)]
     fill = {"personalized": "/".join(pers), "fa": fa_decides_nothing(r["digits5"])}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     ff = by_seed(d5, "test_acc", label="FedFac dynamic")
     select = {p: by_seed(d5, "best_val_acc", label=p) for p in pers}
@@ -438,7 +255,7 @@ def most_clients_improve(r: Mapping[str, Any]) -> Decided:
     (most clients); one part per Table 2 setting, not testable where FedAvg (or FedFac) did not train."""
     t2, skew, _ = _table2(r)
     fill = {"settings": " and ".join(_settings(t2)), "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     named, fedavg = {}, {}
     for s in _settings(t2):
@@ -450,7 +267,7 @@ def most_clients_improve(r: Mapping[str, Any]) -> Decided:
         share = share_above(r["table2"], s, "FedFac dynamic", "FedAvg")
         named[s] = compare(share, dict.fromkeys(share, 0.5), names=("clients above FedAvg (%)", "half"), accuracy=False)
     fill["fedavg"] = fedavg_cause(**fedavg)
-    return _one_or_parts(named), _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
+    return _one_or_parts(named), shared_seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
 
 
 def smallest_spread(r: Mapping[str, Any]) -> Decided:
@@ -461,7 +278,7 @@ def smallest_spread(r: Mapping[str, Any]) -> Decided:
     model's spread says nothing of fairness). One part per setting."""
     t2, skew, _ = _table2(r)
     fill = {"settings": " and ".join(_settings(t2)), "fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     named, fedavg = {}, {}
     for s in _settings(t2):
@@ -477,7 +294,7 @@ def smallest_spread(r: Mapping[str, Any]) -> Decided:
         if each:
             named[s] = most(strict_majority(len(each)), **each)
     fill["fedavg"] = fedavg_cause(**fedavg)
-    return _one_or_parts(named), _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
+    return _one_or_parts(named), shared_seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
 
 
 def loss_falls_faster(r: Mapping[str, Any]) -> Decided:
@@ -487,13 +304,13 @@ def loss_falls_faster(r: Mapping[str, Any]) -> Decided:
     t2, skew, _ = _table2(r)
     loss = r["loss"]
     fill = {"fa": fa_decides_nothing(r["table2"]), "fedavg": ""}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     named, fedavg = {}, {}
     for s in (s for s in dict.fromkeys(loss.setting) if s not in NEARLY_IID):
         fedavg[f"FedAvg {s}"] = _acc(t2, s, "FedAvg")
         failed = trained(**{f"FedAvg {s}": fedavg[f"FedAvg {s}"], f"FedFac {s}": _acc(t2, s, "FedFac dynamic")})
-        named[s] = failed or _pair(
+        named[s] = failed or paired(
             by_seed(loss, "loss", setting=s, label="FedFac dynamic"),
             by_seed(loss, "loss", setting=s, label="FedAvg"),
             higher=False,
@@ -504,17 +321,17 @@ def loss_falls_faster(r: Mapping[str, Any]) -> Decided:
     fill["fedavg"] = fedavg_cause(**fedavg)
     if not named:
         return not_testable("only nearly IID settings, where the paper says the curves nearly coincide"), None, fill
-    return _one_or_parts(named), _seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
+    return _one_or_parts(named), shared_seeds(_acc(t2, skew, "FedFac dynamic"), _acc(t2, skew, "FedAvg")), fill
 
 
 def ensemble_beats_localtrain(r: Mapping[str, Any]) -> Decided:
     """Table 3: held-out clients' Ensemble above LocalTrain (``t3``), in every setting (the paper: 'always')."""
     fill = {"fa": fa_decides_nothing(r["table2"])}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     t3 = r["t3"]
     named = {
-        s: _pair(
+        s: paired(
             by_seed(t3, "acc", setting=s, method="FedFac Ensemble"),
             by_seed(t3, "acc", setting=s, method="FedFac LocalTrain"),
             names=("Ensemble", "LocalTrain"),
@@ -534,7 +351,7 @@ def training_time(r: Mapping[str, Any]) -> Decided:
         "rounds": str(int(t["rounds"].iloc[0])),
         "fa": fa_decides_nothing(r["table2"]),
     }
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     return _time_check(dict(zip(t.repetition.astype(int), t.ratio))), sorted({int(s) for s in t.seed}), fill
 
@@ -549,9 +366,9 @@ def masking(r: Mapping[str, Any]) -> Decided:
     """Table 8A: masking the shared group costs less than masking the personalized one (the ablation's first setting,
     the strongest skew)."""
     setting, ab = _ablation(r)
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, {"setting": setting, "cause": ""}
-    outcome = _pair(ab["mask shared"], ab["mask personalized"], names=("mask shared", "mask personalized"))
+    outcome = paired(ab["mask shared"], ab["mask personalized"], names=("mask shared", "mask personalized"))
     failed = trained(**{"mask personalized": ab["mask personalized"]}) is not None
     return outcome, sorted(ab["mask shared"]), {"setting": setting, "cause": MASK_CAUSE if failed else ""}
 
@@ -560,11 +377,11 @@ def fa_beats_random(r: Mapping[str, Any]) -> Decided:
     """Table 8B: the FA split beats a fixed and a redrawn random split (the ablation's first setting; the paper's
     random split does not say whether it is drawn once or every round: both are parts)."""
     setting, ab = _ablation(r)
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, {"setting": setting}
     outcome = parts(
-        fixed=_pair(ab["FA (dynamic)"], ab["random fixed"], names=("FA", "random fixed")),
-        redrawn=_pair(ab["FA (dynamic)"], ab["random redrawn"], names=("FA", "random redrawn")),
+        fixed=paired(ab["FA (dynamic)"], ab["random fixed"], names=("FA", "random fixed")),
+        redrawn=paired(ab["FA (dynamic)"], ab["random redrawn"], names=("FA", "random redrawn")),
     )
     return outcome, sorted(ab["FA (dynamic)"]), {"setting": setting}
 
@@ -604,7 +421,7 @@ def deepest_layer_best(r: Mapping[str, Any]) -> Decided:
     paper profile: the smaller profiles run the paper's FEMNIST-shaped net, outside the claim's scope."""
     t = sweep_table(r["sweep_layers"])
     fill = {"levels": " and ".join(_levels(t)), "deepest": list(dict.fromkeys(t.label))[-1]}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     if r["profile"] != "paper":
         return not_testable(SCOPE_TABLE4), None, fill
@@ -632,12 +449,12 @@ def tau_rises_with_skew(r: Mapping[str, Any]) -> Decided:
     t = sweep_table(r["sweep_tau"])
     levels = _levels(t)
     fill = {"skew": levels[0], "mild": levels[-1]}
-    if _smoke(r) or len(levels) < 2:
-        return not_testable(SMOKE if _smoke(r) else "one skew level"), None, fill
+    if at_smoke(r) or len(levels) < 2:
+        return not_testable(SMOKE if at_smoke(r) else "one skew level"), None, fill
     q = {s: best_on_validation_by_seed(t[t.setting == s], "q") for s in (levels[0], levels[-1])}
     names = (f"best τ {levels[0]}", f"best τ {levels[-1]}")
-    outcome = _pair(q[levels[0]], q[levels[-1]], names=names, unit="(τ quantile, %)", accuracy=False)
-    return outcome, _seeds(*q.values()), fill
+    outcome = paired(q[levels[0]], q[levels[-1]], names=names, unit="(τ quantile, %)", accuracy=False)
+    return outcome, shared_seeds(*q.values()), fill
 
 
 KAPPA_REF = "0.85"  # Table 6's reference: the paper's default κ (Tables 4–5 run at κ = 0.85)
@@ -648,26 +465,19 @@ def kappa_small_effect(r: Mapping[str, Any]) -> Decided:
     differences), one part per (skew level, κ)."""
     t = sweep_table(r["sweep_kappa"])
     fill = {"kappas": "/".join(dict.fromkeys(t.label))}
-    if _smoke(r) or t.label.nunique() < 2 or KAPPA_REF not in set(t.label):
-        return not_testable(SMOKE if _smoke(r) else f"κ = {KAPPA_REF} and another κ needed"), None, fill
+    if at_smoke(r) or t.label.nunique() < 2 or KAPPA_REF not in set(t.label):
+        return not_testable(SMOKE if at_smoke(r) else f"κ = {KAPPA_REF} and another κ needed"), None, fill
     named = {}
     for s in _levels(t):
         d = t[t.setting == s]
         ref = by_seed(d, "test_acc", label=KAPPA_REF)
         for lab in (lab for lab in dict.fromkeys(d.label) if lab != KAPPA_REF):
-            a, b = _common(by_seed(d, "test_acc", label=lab), ref)
+            a, b = common_seeds(by_seed(d, "test_acc", label=lab), ref)
             named[f"{s} κ = {lab}"] = equivalent(a, b, margin=KAPPA_TOL, names=(f"κ = {lab}", f"κ = {KAPPA_REF}"))
     return _one_or_parts(named), sorted(set(t.seed)), fill
 
 
 # ---- Fig. 10: feature maps of the split conv layer against FedAvg's -------------------------------------------------
-
-STAND_IN_FIG10 = (
-    "the paper states, from one image's feature maps (Fig. 10), that FedFac's shared filters behave like FedAvg's and "
-    "its personalized ones extract clearer, more specific features; we test that, over every client's first test "
-    "images, FedFac's shared channels correlate more with FedAvg's same channels (same initialization) than its "
-    "personalized ones do, not the clarity of the maps"
-)
 
 
 def shared_like_fedavg(r: Mapping[str, Any]) -> Decided:
@@ -676,13 +486,13 @@ def shared_like_fedavg(r: Mapping[str, Any]) -> Decided:
     (being like an untrained FedAvg says nothing of FedAvg's filters)."""
     res = r["fig10"]
     fill = {"setting": res.table.setting.iloc[0]}
-    if _smoke(r):
+    if at_smoke(r):
         return not_testable(SMOKE), None, fill
     acc = {"FedFac": by_seed(res.table, "test_acc"), "FedAvg": fedavg_accuracy(res.records, res.table.seed)}
     failed = trained(**acc)
     if failed is not None:
         return failed, None, fill
     sim = channel_similarity(res.records, res.table.seed)
-    outcome = _pair(sim["shared"], sim["personalized"], scale=1.0, names=("shared", "personalized"), unit="(correlation)")
+    outcome = paired(sim["shared"], sim["personalized"], scale=1.0, names=("shared", "personalized"), unit="(correlation)")
     runs = ", ".join(f"{k} {100 * np.mean(list(v.values())):.1f} %" for k, v in acc.items())
     return replace(outcome, ours=f"{outcome.ours}; the runs compared reach {runs} test accuracy"), sorted(sim["shared"]), fill

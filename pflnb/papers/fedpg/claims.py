@@ -1,14 +1,15 @@
-"""The rules behind FedPG's claims (declared in :mod:`pflnb.papers.fedpg.ledger`), each decided by the one verdict
-rule of :mod:`pflnb.experiments.claims`.
+"""The rules behind FedPG's claims (declared in :mod:`pflnb.papers.fedpg.ledger`), each decided by the one verdict rule
+of :mod:`pflnb.experiments.claims`.
 
 Every function reads the named results of the notebook and returns the outcome and the seeds behind it: ``table1``
 and ``ablations`` (experiment results whose records hold ``pm``, the P-model scores under protocol P1, and for
 :data:`~pflnb.papers.fedpg.experiments.FRESH_LABELS` ``pm_fresh``, protocol P2), ``fig5_stats`` (the Fig. 5 curve
-statistics, :func:`~pflnb.papers.fedpg.experiments.curve_stats`) and ``theory`` (:class:`TheoryResults`, the numbers
-of the notebook's theory sections). Claims pair runs by seed. P-model claims use **protocol P1** (each client's
-P-model from its last participation, the paper's protocol); the P2 row ("fresh": a final all-online round) is our
-check. At the smoke profile every experimental claim is not testable (3 rounds on tiny data); the theory checks
-and the identities (Eq. 6, Eq. 8, S-FedPG's accepted steps) are decided at every profile.
+statistics, :func:`~pflnb.papers.fedpg.experiments.curve_stats`) and ``theory``
+(:class:`~pflnb.papers.fedpg.fedpg_convex.TheoryResults`, the numbers of the notebook's theory sections). Claims pair
+runs by seed. P-model claims use **protocol P1** (each client's P-model from its last participation, the paper's
+protocol); the P2 row ("fresh": a final all-online round) is our check. At the smoke profile every experimental claim
+is not testable (3 rounds on tiny data); the theory checks and the identities (Eq. 6, Eq. 8, S-FedPG's accepted
+steps) are decided at every profile.
 
 Arms that did not train (the floor of :mod:`pflnb.experiments.claims`, chance + 5 points): a run trained when its
 P-models' accuracy on their own clients' data (L-acc; Fig. 5: the final S-acc) and, where it has one, its G-model's
@@ -36,10 +37,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from pflnb.experiments.claims import (
@@ -50,7 +50,6 @@ from pflnb.experiments.claims import (
     compare,
     equivalent,
     identity,
-    marked,
     most,
     not_testable,
     parts,
@@ -58,16 +57,17 @@ from pflnb.experiments.claims import (
     value,
     word_size,
 )
-from pflnb.experiments.paper import ExperimentResult
 from pflnb.papers.fedpg.experiments import (
     FIG4_BASELINES,
     FRESH_LABELS,
-    S_ACC_C,
-    curve_stats,
-    in_setting,
-    pm_table,
+    Renamed,
+    fair_gaps,
+    fig5_stats_of,
+    fig5_values,
+    internal_means,
+    internal_values,
     runs_by_label,
-    s_acc_rounds_table,
+    seed_values,
 )
 
 GAP_TOL = word_size("about equal")  # points: equivalence margin of "G-acc ≈ GM" ("maintain the global performance")
@@ -88,98 +88,11 @@ COLLAPSE = ("FedAvg-FT", "Ditto", "FedMGDA+", "APFL", "FedProx", "pFedMe")  # ba
 FIG5_BASELINES = ("FedAvg-FT", "Ditto", "FedRep")
 GAMMA_PARTS = ("L rises", "G falls", "G falls a little")  # the parts of the user-γ claim
 SMOKE = "the smoke profile runs 3 rounds on tiny data"
-# Claims decided by a criterion other than the paper's own statement (see :class:`~pflnb.experiments.claims.Claim`):
-# what the paper states, what we test instead. The setting (dataset, model, clients, rounds) of every engine
-# experiment is derived from its declaration (:func:`~pflnb.experiments.paper.setting_stand_in`), not stated here.
-STAND_IN_CONVERGENCE = (
-    "the paper states sublinear convergence to Pareto stationarity for any Lipschitz-smooth client objectives under "
-    "step bound (10) (proof in the missing App. A.3); we test convex softmax regression only: no client's loss rises, "
-    "and T·min‖d‖² at T is at most 2× its value at T/10 (a finite-T proxy of the O(1/T) rate)"
-)
-STAND_IN_FAIR_TOY = (
-    "the paper states that F makes the clients' objectives more similar in federated training; the convex_toy part "
-    "tests it on a convex softmax-regression toy (scikit-learn digits, 10 clients, full participation)"
-)
-STAND_IN_CONFLICTS = (
-    "the paper states that d_r 'cannot ensure to reduce each client' objective' while d descends every online client "
-    "to first order (Eq. 6); we test the share of online clients whose loss rose after the finite step, M1 at FedPG's "
-    "tuned learning rate against FedPG"
-)
-STAND_IN_PAT2 = (
-    "the paper's Table 2 is Pat-2 (two classes per client); the Fashion-MNIST ablations run the Table 1 setting, "
-    "Dir(0.1), at every profile"
-)
-STAND_IN_P2 = (
-    "the paper's γ rows are its own P-models; we re-personalise the final G-model of each FedPG run in one all-online "
-    "round (protocol P2) with the automatic γ_i and with γ = 1"
-)
-STAND_IN_FIG4 = "the paper's Fig. 4 is CIFAR-10 with its CIFAR CNN; this row reads the Table 1 Fashion-MNIST runs (MLP)"
 Decided = tuple[Outcome, list[int] | None]
-
-
-@dataclass(frozen=True)
-class TheoryResults:
-    """Numbers of the notebook's theory sections that the claims read.
-
-    ``toy_max_dot``: max of g_i·d and ∇F·d for FedPG's d on the Fig. 1 toy; ``random_descent``: on every random
-    instance FedPG's d descends every client or is 0; ``convex_rises``: client-rounds whose loss rose on the convex
-    toy under bound (10); ``tmin_ratio``: T·min‖d‖² at the last round over its value at T/10; ``spread_fedpg`` /
-    ``spread_m2``: final loss spread with and without F; ``a13_d_norm``: ‖d‖ of FedPG on g_1 = g_2 = (1), L = (1, 2);
-    ``rounds_convex``: rounds of the convex toy.
-    """
-
-    toy_max_dot: float
-    random_descent: bool
-    convex_rises: int
-    tmin_ratio: float
-    spread_fedpg: float
-    spread_m2: float
-    a13_d_norm: float
-    rounds_convex: int
-
-
-def seed_values(records: list[dict[str, Any]], col: str, variant: str | None = None, c_s: float = S_ACC_C) -> dict[int, float]:
-    """{seed: client-mean value} of one P-model column (L, S, G, GM, or ``drop``: L − G) of a label's runs, under P1
-    (``variant`` None) or a P2 variant."""
-    t = pm_table(records, ["x"] * len(records), c_s=c_s, variant=variant)
-    vals = t["L"] - t["G"] if col == "drop" else t[col]
-    return marked({int(s): float(v) for s, v in zip(t["seed"], vals)}, t)
-
-
-def internal_means(records: list[dict[str, Any]], key: str) -> dict[int, float]:
-    """{seed: mean over rounds} of one logged internal (rounds that log it)."""
-    out = {}
-    for r in records:
-        v = [e["internals"][key] for e in r["rounds"] if e["internals"].get(key) is not None]
-        out[int(r["config"]["seed"])] = float(np.mean(v)) if v else math.nan
-    return out
-
-
-def internal_values(runs: Mapping[str, list[dict[str, Any]]], labels: tuple[str, ...], key: str) -> list[float]:
-    """Every logged value of one internal over the runs of ``labels`` (those present)."""
-    return [
-        float(e["internals"][key])
-        for k in labels
-        for r in runs.get(k, [])
-        for e in r["rounds"]
-        if e["internals"].get(key) is not None
-    ]
-
-
-def fig5_values(stats: pd.DataFrame, method: str, col: str) -> dict[int, float]:
-    """{seed: value} of one Fig. 5 curve statistic (``final``, ``early_mean``, ``drops``, ``max_drop``) of a method."""
-    t = stats[stats["method"] == method]
-    return {int(s): float(v) for s, v in zip(t["seed"], t[col])}
 
 
 def _seeds(*maps: Mapping[int, float]) -> list[int]:
     return sorted(set().union(*[set(m) for m in maps]))
-
-
-def fair_gaps(records: list[dict[str, Any]]) -> dict[int, float]:
-    """{seed: mean over rounds of 1 + F = 1 − cos(L, 1)}, F the fair objective of the online clients' losses at the
-    G-model (0 when they are equal; the paper's own measure of the objective bias, Sec. 3.1)."""
-    return {s: 1.0 + v for s, v in internal_means(records, "fair_F").items()}
 
 
 def _runs(results: Mapping[str, Any], names: Sequence[str] = ("table1", "ablations")) -> dict[str, list[dict[str, Any]]]:
@@ -546,13 +459,6 @@ def _fig5_of(stats: pd.DataFrame) -> dict[str, dict[str, dict[int, float]]]:
     return {m: {c: fig5_values(stats, m, c) for c in cols} for m in set(stats["method"])}
 
 
-def fig5_stats_of(result: ExperimentResult) -> pd.DataFrame:
-    """The Fig. 5 curve statistics (:func:`curve_stats`) of the runs of a Fig. 5 experiment, early = the first third of
-    its rounds (as the notebook computes them for ``fig5``)."""
-    rounds = result.records[0]["config"]["rounds"]
-    return curve_stats(s_acc_rounds_table(result.records), max(1, rounds // 3))
-
-
 def _fig5_guard(F: Mapping[str, Mapping[str, dict[int, float]]], *methods: str) -> dict[str, dict[str, dict[int, float]]]:
     """What says that a Fig. 5 run trained: its final S-acc."""
     return {m: {"final S-acc": F[m]["final"]} for m in methods}
@@ -643,37 +549,11 @@ fig5_cifar100 = untestable(
 # ---- the same rules on other experiments (the CNN analogues, App. B.1's scenarios) -----------------------------------
 
 
-class Renamed(Mapping[str, Any]):
-    """``results`` as a rule reads them with some names standing for others: ``names`` maps a name the rule reads
-    (``table1``, ``ablations``, ``fig5_stats``) to the result read instead, an experiment's name, or (name, setting)
-    for the runs of one setting of an experiment with settings, or None to hide it."""
-
-    def __init__(self, results: Mapping[str, Any], names: Mapping[str, str | tuple[str, str] | None]) -> None:
-        self._results, self._names = results, dict(names)
-
-    def __getitem__(self, name: str) -> Any:
-        target = self._names.get(name, name)
-        if target is None:
-            raise KeyError(name)
-        if isinstance(target, tuple):
-            return in_setting(self._results[target[0]], target[1])
-        return self._results[target]
-
-    def __contains__(self, name: object) -> bool:
-        target = self._names.get(name, name) if isinstance(name, str) else None
-        return target is not None and (target[0] if isinstance(target, tuple) else target) in self._results
-
-    def __iter__(self) -> Any:
-        return iter(k for k in {*self._results, *self._names} if k in self)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
 def on(
     rule: Callable[[Mapping[str, Any]], Decided], name: str, **names: str | tuple[str, str] | None
 ) -> Callable[[Mapping[str, Any]], Decided]:
-    """``rule`` deciding on other results (:class:`Renamed`: e.g. ``table1="table1_cnn"``), as a rule called ``name``."""
+    """``rule`` deciding on other results (:class:`~pflnb.papers.fedpg.experiments.Renamed`: e.g.
+    ``table1="table1_cnn"``), as a rule called ``name``."""
 
     def decide(results: Mapping[str, Any]) -> Decided:
         return rule(Renamed(results, names))

@@ -1,5 +1,7 @@
 """FedPG paper notebook support: the P-model job and metrics L-acc, S-acc, G-acc and GM acc, the Fig. 5 evaluation
-protocol, and the notebook's tables (views of the runs of :mod:`pflnb.papers.fedpg.paper`'s experiments).
+protocol, the notebook's tables, and the views of the records the claims read (per-seed P-model values, logged
+internals, Fig. 5 curve statistics, results renamed for an analogue): views of the runs of
+:mod:`pflnb.papers.fedpg.paper`'s experiments.
 
 Metrics (spec fedpg.md §4, ambiguity A16, the authors' pooled-subsample reading):
 - **L-acc_i** = accuracy of client i's P-model on its own test set D_i;
@@ -19,6 +21,8 @@ for its S-acc(½) sample so that the engine's per-round test accuracy is the S-a
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -29,6 +33,7 @@ from pflnb.algorithms import make_algorithm
 from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.data import FederatedDataset
 from pflnb.data.federated import Split
+from pflnb.experiments.claims import marked
 from pflnb.experiments.jobs import ConfigJob, EvalProtocol, check_record, digest
 from pflnb.experiments.paper import ExperimentResult
 from pflnb.experiments.run import reopen
@@ -474,3 +479,77 @@ def fresh_gammas(records: list[dict[str, Any]]) -> np.ndarray:
 def gamma_values(records: list[dict[str, Any]]) -> np.ndarray:
     """Every automatic γ_i logged during training (all rounds, online clients and runs)."""
     return np.concatenate([np.asarray(e["internals"].get("gamma_auto", []), dtype=float) for r in records for e in r["rounds"]])
+
+
+def seed_values(records: list[dict[str, Any]], col: str, variant: str | None = None, c_s: float = S_ACC_C) -> dict[int, float]:
+    """{seed: client-mean value} of one P-model column (L, S, G, GM, or ``drop``: L − G) of a label's runs, under P1
+    (``variant`` None) or a P2 variant."""
+    t = pm_table(records, ["x"] * len(records), c_s=c_s, variant=variant)
+    vals = t["L"] - t["G"] if col == "drop" else t[col]
+    return marked({int(s): float(v) for s, v in zip(t["seed"], vals)}, t)
+
+
+def internal_means(records: list[dict[str, Any]], key: str) -> dict[int, float]:
+    """{seed: mean over rounds} of one logged internal (rounds that log it)."""
+    out = {}
+    for r in records:
+        v = [e["internals"][key] for e in r["rounds"] if e["internals"].get(key) is not None]
+        out[int(r["config"]["seed"])] = float(np.mean(v)) if v else math.nan
+    return out
+
+
+def internal_values(runs: Mapping[str, list[dict[str, Any]]], labels: tuple[str, ...], key: str) -> list[float]:
+    """Every logged value of one internal over the runs of ``labels`` (those present)."""
+    return [
+        float(e["internals"][key])
+        for k in labels
+        for r in runs.get(k, [])
+        for e in r["rounds"]
+        if e["internals"].get(key) is not None
+    ]
+
+
+def fig5_values(stats: pd.DataFrame, method: str, col: str) -> dict[int, float]:
+    """{seed: value} of one Fig. 5 curve statistic (``final``, ``early_mean``, ``drops``, ``max_drop``) of a method."""
+    t = stats[stats["method"] == method]
+    return {int(s): float(v) for s, v in zip(t["seed"], t[col])}
+
+
+def fair_gaps(records: list[dict[str, Any]]) -> dict[int, float]:
+    """{seed: mean over rounds of 1 + F = 1 − cos(L, 1)}, F the fair objective of the online clients' losses at the
+    G-model (0 when they are equal; the paper's own measure of the objective bias, Sec. 3.1)."""
+    return {s: 1.0 + v for s, v in internal_means(records, "fair_F").items()}
+
+
+def fig5_stats_of(result: ExperimentResult) -> pd.DataFrame:
+    """The Fig. 5 curve statistics (:func:`curve_stats`) of the runs of a Fig. 5 experiment, early = the first third of
+    its rounds (as the notebook computes them for ``fig5``)."""
+    rounds = result.records[0]["config"]["rounds"]
+    return curve_stats(s_acc_rounds_table(result.records), max(1, rounds // 3))
+
+
+class Renamed(Mapping[str, Any]):
+    """``results`` as a rule reads them with some names standing for others: ``names`` maps a name the rule reads
+    (``table1``, ``ablations``, ``fig5_stats``) to the result read instead, an experiment's name, or (name, setting)
+    for the runs of one setting of an experiment with settings, or None to hide it."""
+
+    def __init__(self, results: Mapping[str, Any], names: Mapping[str, str | tuple[str, str] | None]) -> None:
+        self._results, self._names = results, dict(names)
+
+    def __getitem__(self, name: str) -> Any:
+        target = self._names.get(name, name)
+        if target is None:
+            raise KeyError(name)
+        if isinstance(target, tuple):
+            return in_setting(self._results[target[0]], target[1])
+        return self._results[target]
+
+    def __contains__(self, name: object) -> bool:
+        target = self._names.get(name, name) if isinstance(name, str) else None
+        return target is not None and (target[0] if isinstance(target, tuple) else target) in self._results
+
+    def __iter__(self) -> Any:
+        return iter(k for k in {*self._results, *self._names} if k in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

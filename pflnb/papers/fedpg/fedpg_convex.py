@@ -177,3 +177,24 @@ def convex_study(rounds: int, num_clients: int = 10, alpha: float = 0.1, seed: i
         "tmin": tmin,
         "tmin_ratio": float(tmin[-1] / tmin[dmin.size // 10]),
     }
+
+
+@dataclass(frozen=True)
+class TheoryResults:
+    """Numbers of the notebook's theory sections that the claims read.
+
+    ``toy_max_dot``: max of g_i·d and ∇F·d for FedPG's d on the Fig. 1 toy; ``random_descent``: on every random
+    instance FedPG's d descends every client or is 0; ``convex_rises``: client-rounds whose loss rose on the convex
+    toy under bound (10); ``tmin_ratio``: T·min‖d‖² at the last round over its value at T/10; ``spread_fedpg`` /
+    ``spread_m2``: final loss spread with and without F; ``a13_d_norm``: ‖d‖ of FedPG on g_1 = g_2 = (1), L = (1, 2);
+    ``rounds_convex``: rounds of the convex toy.
+    """
+
+    toy_max_dot: float
+    random_descent: bool
+    convex_rises: int
+    tmin_ratio: float
+    spread_fedpg: float
+    spread_m2: float
+    a13_d_norm: float
+    rounds_convex: int
