@@ -6,6 +6,8 @@ test in :mod:`pflnb.papers.fedpg.coverage`; ``paper.py`` gathers the three into 
 
 from __future__ import annotations
 
+from typing import Any
+
 from pflnb.experiments.paper import Cite, Derived
 from pflnb.papers.fedpg import claims as C
 
@@ -143,6 +145,16 @@ _MUCH_NOTE = (
     f"claimed size δ = {C.MUCH:g} points, the package's size of 'much' (the paper's smallest gap called so: M4 FMNIST GM "
     ".890 vs .844)"
 )
+
+
+def _cnn(item: str, claim: str, paper: str, rule: Any, note: str, **fields: Any) -> Derived:
+    """The CNN analogue of a CIFAR-10 item of the paper (:data:`~pflnb.papers.fedpg.paper.CNN_DATASETS`): the claim
+    'CNN analogue of <item> (CIFAR-10): <claim>', its note after the analogue's setting (Fig. 5(b)'s, or Table 1's,
+    on Pat-2 for Table 2)."""
+    setting = {"Fig. 5(b)": _FIG5_CNN_NOTE, "Table 2": f"{_CNN_NOTE}, Pat-2"}.get(item, _CNN_NOTE)
+    return Derived(f"CNN analogue of {item} (CIFAR-10): {claim}", paper, rule, f"{setting}; {note}", **fields)
+
+
 CLAIMS = (
     Derived(
         "FedPG's d is a common descent direction (g_i·d < 0 ∀ online i, ∇F·d < 0; Eq. 6)",
@@ -346,111 +358,122 @@ CLAIMS = (
     ),
     # CNN analogues of the CIFAR-10 items (CIFAR-10 cannot be downloaded here: the small CNN on digits5-lite) and App.
     # B.1's scenarios: the rules above on the experiments table1_cnn, ablations_cnn, fig5_cnn and table1_scenarios
-    Derived(
-        "CNN analogue of Table 1 (CIFAR-10): FedPG's P-models keep G-acc ≈ GM (protocol P1)",
+    _cnn(
+        "Table 1",
+        "FedPG's P-models keep G-acc ≈ GM (protocol P1)",
         "CIFAR-10 G .739 vs GM .739; S-FedPG .738 vs .737",
         C.cnn_gap_p1,
-        f"{_CNN_NOTE}; {_GAP_NOTE}",
+        _GAP_NOTE,
         cite=_MAINTAIN,
         effect={"FedPG": 0.0, "S-FedPG": 0.1},
     ),
-    Derived(
-        "CNN analogue of Table 1 (CIFAR-10): previous methods' P-models lose G-acc against their G-model in various cases",
+    _cnn(
+        "Table 1",
+        "previous methods' P-models lose G-acc against their G-model in various cases",
         "CIFAR-10 G-acc vs GM: FedAvg .431 vs .571, Ditto .217 vs .526, FedMGDA+ .282 vs .569, FedProx .527 vs .556",
         C.cnn_collapse,
-        f"{_CNN_NOTE}; 'in various cases': a strict majority of the baselines run with a full G-model (Local and FedRep "
-        "have none)",
+        "'in various cases': a strict majority of the baselines run with a full G-model (Local and FedRep have none)",
         cite=_REDUCTIONS,
         effect={"FedAvg-FT": 14.0, "Ditto": 30.9, "FedMGDA+": 28.7, "FedProx": 2.9},
     ),
-    Derived(
-        "CNN analogue of Table 1 (CIFAR-10): FedPG / S-FedPG have the best G-acc of all methods, markedly",
+    _cnn(
+        "Table 1",
+        "FedPG / S-FedPG have the best G-acc of all methods, markedly",
         "CIFAR-10 .739 / .738 (best baseline APFL .566; of those run here FedProx .527)",
         C.cnn_best_g_acc,
-        f"{_CNN_NOTE}; P1 P-models; against every baseline (no validation counterpart of G-acc); {_MUCH_NOTE}; "
+        f"P1 P-models; against every baseline (no validation counterpart of G-acc); {_MUCH_NOTE}; "
         "the paper's effect is against its best baseline, APFL, which only the paper profile runs (no position without it)",
         cite=_MARKEDLY,
         effect={"FedPG": 17.3, "S-FedPG": 17.2},
     ),
-    Derived(
-        "CNN analogue of Table 1 (CIFAR-10): a larger user γ raises L-acc and lowers G-acc a little",
+    _cnn(
+        "Table 1",
+        "a larger user γ raises L-acc and lowers G-acc a little",
         "CIFAR-10 L .767 → .789, G .739 → .733 (γ = 1)",
         C.cnn_gamma_tradeoff,
-        f"{_CNN_NOTE}; endpoints auto vs γ = 1, same G-model; 'a little': TOST within ±{C.A_LITTLE:g} points",
+        f"endpoints auto vs γ = 1, same G-model; 'a little': TOST within ±{C.A_LITTLE:g} points",
         stand_in=STAND_IN_P2,
         cite=_GAMMA,
         effect={"L rises": 2.2, "G falls": 0.6, "G falls a little": 0.6},
     ),
-    Derived(
-        "CNN analogue of Fig. 4 (CIFAR-10): FedPG's S-acc is more stable than the baselines' as other clients' data is mixed in",
+    _cnn(
+        "Fig. 4",
+        "FedPG's S-acc is more stable than the baselines' as other clients' data is mixed in",
         "Fig. 4 (CIFAR-10 Dir(0.1)): curves only; Table 1 CIFAR-10 L → G: FedPG .767 → .739, Local .788 → .150, FedAvg "
         ".880 → .431, Ditto .860 → .217, FedRep .877 → .516, FedMGDA+ .859 → .282",
         C.cnn_s_acc_flat,
-        f"{_CNN_NOTE}; drop = S-acc(c = 0) − S-acc(c = 100 %) = L − G, P1; the paper's effect: its Table 1 CIFAR-10 endpoints",
+        "drop = S-acc(c = 0) − S-acc(c = 100 %) = L − G, P1; the paper's effect: its Table 1 CIFAR-10 endpoints",
         cite=_FIG4,
         effect={"Local": 61.0, "FedAvg-FT": 42.1, "Ditto": 61.5, "FedRep": 33.3, "FedMGDA+": 54.9},
     ),
-    Derived(
-        "CNN analogue of Table 2 (CIFAR-10): common descent reduces conflicts, fewer online clients' losses rise than "
-        "with d_r (M1)",
+    _cnn(
+        "Table 2",
+        "common descent reduces conflicts, fewer online clients' losses rise than with d_r (M1)",
         "qualitative (§4.3, M1)",
         C.cnn_fewer_conflicts,
-        f"{_CNN_NOTE}, Pat-2; share of online clients whose loss rose, mean over rounds",
+        "share of online clients whose loss rose, mean over rounds",
         stand_in=STAND_IN_CONFLICTS,
         cite=_M1_DEF,
     ),
-    Derived(
-        "CNN analogue of Table 2 (CIFAR-10): M1 (d = d_r) lowers the G-model's accuracy, much",
+    _cnn(
+        "Table 2",
+        "M1 (d = d_r) lowers the G-model's accuracy, much",
         "Pat-2 CIFAR-10 GM .741 → .563",
         C.cnn_m1_lowers_gm,
-        f"{_CNN_NOTE}, Pat-2; {_MUCH_NOTE}",
+        f"{_MUCH_NOTE}",
         cite=_M1_CIFAR,
         effect=17.8,
     ),
-    Derived(
-        "CNN analogue of Table 2 (CIFAR-10): M2 (no F) lowers the G-model's accuracy",
+    _cnn(
+        "Table 2",
+        "M2 (no F) lowers the G-model's accuracy",
         "Pat-2 CIFAR-10 GM .741 → .629",
         C.cnn_m2_lowers_gm,
-        f"{_CNN_NOTE}, Pat-2; 'hampered': no size",
+        "'hampered': no size",
         cite=_M2,
         effect=11.2,
     ),
-    Derived(
-        "CNN analogue of Table 2 (CIFAR-10): M3 (γ_i = 0) personalizes less, lower L-acc than FedPG",
+    _cnn(
+        "Table 2",
+        "M3 (γ_i = 0) personalizes less, lower L-acc than FedPG",
         "Pat-2 CIFAR-10 L .749 vs .749",
         C.cnn_m3_personalizes_less,
-        f"{_CNN_NOTE}, Pat-2; protocol P2: the same G-model step with γ_i = 0",
+        "protocol P2: the same G-model step with γ_i = 0",
         ours=_OURS_M3,
         effect=0.0,
     ),
-    Derived(
-        "CNN analogue of Table 2 (CIFAR-10): M4 (no stale gradients) lowers the G-model's accuracy, much",
+    _cnn(
+        "Table 2",
+        "M4 (no stale gradients) lowers the G-model's accuracy, much",
         "Pat-2 CIFAR-10 GM .741 → .651",
         C.cnn_m4_lowers_gm,
-        f"{_CNN_NOTE}, Pat-2; {_MUCH_NOTE}",
+        f"{_MUCH_NOTE}",
         cite=_M4,
         effect=9.0,
     ),
-    Derived(
-        "CNN analogue of Fig. 5(b) (CIFAR-10): FedPG′ (η/5) and S-FedPG are more stable than FedPG",
+    _cnn(
+        "Fig. 5(b)",
+        "FedPG′ (η/5) and S-FedPG are more stable than FedPG",
         "qualitative: CIFAR-10 Pat-2, 100 % online",
         C.cnn_fedpg_oscillates,
-        f"{_FIG5_CNN_NOTE}; largest drop of the mean S-acc between consecutive evaluations; the paper names the "
+        "largest drop of the mean S-acc between consecutive evaluations; the paper names the "
         "oscillation for Fig. 5(a) only; the runs are not tuned (FedPG η = 0.1, FedPG′ η/5, baselines 0.05)",
         cite=_S_FEDPG,
     ),
-    Derived(
-        "CNN analogue of Fig. 5(b) (CIFAR-10): S-FedPG converges faster than FedPG early; FedPG′ (η/5) is slower",
+    _cnn(
+        "Fig. 5(b)",
+        "S-FedPG converges faster than FedPG early; FedPG′ (η/5) is slower",
         "qualitative",
         C.cnn_s_fedpg_fastest_early,
-        f"{_FIG5_CNN_NOTE}; early = mean S-acc over the first third of the rounds",
+        "early = mean S-acc over the first third of the rounds",
         cite=_S_FEDPG,
     ),
-    Derived(
-        "CNN analogue of Fig. 5(b) (CIFAR-10): FedPG and S-FedPG converge much faster and higher than the PFL baselines",
+    _cnn(
+        "Fig. 5(b)",
+        "FedPG and S-FedPG converge much faster and higher than the PFL baselines",
         "qualitative ('much faster', 'much higher'; curves only)",
         C.cnn_faster_and_higher,
-        f"{_FIG5_CNN_NOTE}; the fig5_cnn_tuned runs, every arm at its own tuned learning rate; final S-acc and early "
+        f"the fig5_cnn_tuned runs, every arm at its own tuned learning rate; final S-acc and early "
         f"mean against every baseline; {_MUCH_NOTE}",
         cite=_MUCH_FASTER,
     ),
