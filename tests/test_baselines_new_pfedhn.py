@@ -158,7 +158,7 @@ def test_pfedhn_defaults_and_bad_parameters():
 def test_pfedhn_smoke_run_through_the_engine(tmp_path):
     from pflnb.papers.pmixfed.paper import PAPER
 
-    cfg = PAPER.experiment("table1").base("smoke").replace(method="pfedhn", seed=0)
+    cfg = next(cfg for lab, cfg in PAPER.experiment("table1").runs("smoke", seeds=[0]) if lab["label"] == "pfedhn")
     assert cfg.model == "pmixfed-cnn"
     rec = tiny.smoke_run("pfedhn", tmp_path, cfg)
     assert all(math.isfinite(a) for v in rec["unseen"].values() for a in v)
