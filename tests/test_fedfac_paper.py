@@ -192,3 +192,22 @@ def test_the_feature_shift_comparison_is_not_testable_at_smoke():
     assert claim.verdict == "reproduced" and claim.seeds == [0, 1, 2] and claim.outcome.ours.startswith("FedFac ")
     (claim,) = decide(paper, {"digits5": ExperimentResult(exp, "smoke", table, [])})
     assert claim.verdict == NOT_TESTABLE and claim.seeds is None
+
+
+def test_the_paper_setting_module_runs_the_simulation_cell_and_decides_its_three_claims(tmp_path, monkeypatch):
+    """pflnb.papers.fedfac.paper_setting, at the smoke profile: the simulation runs of the (p, α) cell the claims read,
+    every method once, and exactly its declared claims (not testable at smoke); its side results' stand-in follows the
+    profile (at the paper's sizes, only the label rule of spec A17 remains)."""
+    from pflnb.experiments.executors import Serial
+    from pflnb.papers.fedfac import paper_setting as ps
+    from pflnb.papers.fedfac.simstudy import SIM_METHODS, sim_stand_in
+
+    monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
+    monkeypatch.setattr(ps, "PROFILE", "smoke")
+    results = ps.run(Serial(), progress=False)
+    assert set(results["sim"].method) >= set(SIM_METHODS) and set(zip(results["sim"].p, results["sim"].alpha)) == {ps.CELL}
+    decided = ps.claims(results)
+    assert [c.claim for c in decided] == list(ps.CLAIMS)
+    assert {c.verdict for c in decided} == {NOT_TESTABLE}
+    assert sim_stand_in("paper") == sim_stand_in("paper", labels=False) and "A17" in sim_stand_in("paper")
+    assert "C = 20 clients" in sim_stand_in("cpu") and "C = 100" not in sim_stand_in("paper")

@@ -271,3 +271,21 @@ def test_one_registry_names_every_paper_package_and_every_command_reads_it():
     packages = {p.parent.name for p in Path(pflnb.papers.__file__).parent.glob("*/paper.py")}
     assert packages == set(PAPERS), f"register {sorted(packages - set(PAPERS))} in pflnb/experiments/registry.py"
     assert C.PAPERS is PAPERS and pflnb.papers.PAPERS == tuple(PAPERS)
+
+
+def test_a_side_result_may_declare_its_stand_in_per_profile():
+    """Paper.side maps a result to '' / a reason / a View, or to a reason per profile (a simulation run at the paper's
+    sizes at the paper profile): the claim's stand-in is the reason of the results' profile, and a profile without one
+    is an error, never a silent ''."""
+    positive = lambda res: (R.check(res["x"] > 0, f"x = {res['x']}", criterion=">0"), None)  # noqa: E731
+    paper = Paper(
+        "toy",
+        "",
+        TOY.experiments,
+        (Derived("x positive", "holds", decide=positive),),
+        side={"x": {"cpu": "small x", "paper": ""}},
+    )
+    assert decide(paper, {"x": 1, "profile": "cpu"})[0].stand_in == "small x"
+    assert decide(paper, {"x": 1, "profile": "paper"})[0].stand_in == ""
+    with pytest.raises(ValueError, match="not at profile 'smoke'"):
+        decide(paper, {"x": 1, "profile": "smoke"})

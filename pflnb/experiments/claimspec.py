@@ -204,8 +204,10 @@ class Paper:
     reproduce``, the notebooks' ``extended=False``) skips to keep its cost down; :func:`decide` reports their claims
     as not run there. ``side``: every result a claim reads that is not an engine experiment (a theory check, a
     simulation, a table the notebook derives) → '' when it runs in the paper's own setting, else why it is a
-    stand-in (another dataset, model or scale), or a :class:`View` of the experiment it is computed from;
-    :func:`decide` refuses a claim that reads an undeclared one, so no claim's stand-in flag can be forgotten."""
+    stand-in (another dataset, model or scale), a mapping of profile → that reason where the result's sizes follow
+    the profile (a simulation run at the paper's sizes at the paper profile), or a :class:`View` of the experiment it
+    is computed from; :func:`decide` refuses a claim that reads an undeclared one, so no claim's stand-in flag can be
+    forgotten."""
 
     name: str
     title: str
@@ -213,7 +215,7 @@ class Paper:
     claims: tuple[ClaimSpec, ...] = ()
     coverage: tuple[Item, ...] = ()
     extended: tuple[str, ...] = ()
-    side: Mapping[str, str | View] = field(default_factory=dict)
+    side: Mapping[str, str | View | Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [e.name for e in self.experiments]

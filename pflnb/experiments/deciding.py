@@ -82,9 +82,16 @@ def _stand_in(paper: Paper, spec: ClaimSpec, read: Sequence[str], results: Mappi
             reasons.append(setting_stand_in(value.experiment, value.profile))
         elif name in paper.side:
             side = paper.side[name]
+            profile = _profile_of(results)
             if isinstance(side, View):
-                profile = _profile_of(results)
                 reasons.append(setting_stand_in(paper.experiment(side.experiment), profile) if profile else "")
+            elif isinstance(side, Mapping):  # the reason at each profile
+                if profile not in side:
+                    raise ValueError(
+                        f"{paper.name}: the side result {name!r} declares its stand-in at {sorted(side)}, not at "
+                        f"profile {profile!r} (pass the results' profile, or declare it there)"
+                    )
+                reasons.append(side[profile])
             else:
                 reasons.append(side)
         elif name not in PARAMETERS:

@@ -129,7 +129,7 @@ CLAIMS = (
         "nearly all neurons reach stable states",
         T.partition_stabilizes,
         f"stable fraction of the last 10 rounds against 1, equivalence margin ±{T.STABLE_TOL:g} points ('nearly all': ≥ "
-        "0.9, spec §3.7; the paper gives no number); full participation, C = 20",
+        "0.9, spec §3.7; the paper gives no number)",
         cite=Cite(
             "§4.3.2, Fig. 7", "nearly all neurons will reach their final stable states during the model training procedure"
         ),

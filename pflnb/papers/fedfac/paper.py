@@ -27,6 +27,7 @@ from pflnb.experiments.paper import TUNING_SEEDS as SHARED_TUNING_SEEDS
 from pflnb.papers.fedfac.coverage import COVERAGE
 from pflnb.papers.fedfac.featuremaps import FeatureMapJob
 from pflnb.papers.fedfac.ledger import CLAIMS
+from pflnb.papers.fedfac.simstudy import sim_stand_in
 
 # ---- configs: the second layer over the profile table ------------------------------------------------------------
 
@@ -366,9 +367,9 @@ SIDE = {
     "C = 5 clients of n = 10 points in d = 10; FedAvg's bound with ρ1 in place of the paper's ρ′",
     "thm2": "the bound's term on toy data (N = 120 points in d = 10, C = 2 to 40 clients)",
     "recovery": "",  # the paper's Eq. (8) DGP at its sizes (C = 100, d = 100, m = 200); the criterion is the stand-in
-    "sim": "the Eq. (8) simulation at C = 20 clients (the paper: 100) of 100 samples, full participation, 25 rounds, "
-    "labels centred per client (spec A17; the paper's rule gives nearly one class per client)",
-    "stability": "the Eq. (8) simulation at C = 20 clients (the paper: 100), full participation, 25 rounds",
+    # the simulation at each profile's sizes (the paper profile's: the paper's C = 100, d = 100, m = 200)
+    "sim": {profile: sim_stand_in(profile) for profile in PROFILES},
+    "stability": {profile: sim_stand_in(profile, labels=False) for profile in PROFILES},
     "loss": "the training losses of the table2 runs (their setting)",
     "t3": "the held-out clients of the table2 runs (their setting)",
     "timing": "a few rounds of the table2 configs of its first setting and seed, timed in one process on this machine "

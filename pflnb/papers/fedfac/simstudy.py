@@ -84,6 +84,25 @@ def sim_method(label: str, sim: Simulation, setting: SimSetting) -> tuple[str, d
     raise ValueError(f"unknown simulation method {label!r}; choose one of {SIM_METHODS + SIM_EXTRA}")
 
 
+PAPER_SIZES = dict(n_clients=100, d=100, m=200)  # the sizes §4.3.1 states (C, d, m); the rest it leaves open (spec A16)
+_CENTRED = "labels centred per client (spec A17; the paper's rule gives nearly one class per client)"
+
+
+def sim_stand_in(profile: str, labels: bool = True) -> str:
+    """Why the profile's simulation stands in for the paper's (a side result's stand-in reason): its sizes where they
+    are not the paper's (C, d, m), with the sizes the paper leaves open; at the paper's sizes only the label rule
+    (spec A17, which every profile applies). ``labels``: name the label rule below the paper's sizes as well."""
+    s = sim_setting(profile)
+    if all(getattr(s, k) == v for k, v in PAPER_SIZES.items()):
+        return _CENTRED if s.center else ""
+    dims = "" if (s.d, s.m) == (100, 200) else f", d = {s.d}, m = {s.m} (the paper: 100, 200)"
+    part = "full participation" if s.participation == 1 else f"{100 * s.participation:g} % online"
+    text = f"the Eq. (8) simulation at C = {s.n_clients} clients (the paper: 100){dims}"
+    if not labels:
+        return f"{text}, {part}, {s.rounds} rounds"
+    return f"{text} of {s.n_per_client} samples, {part}, {s.rounds} rounds" + (f", {_CENTRED}" if s.center else "")
+
+
 def sim_setting(profile: str, **overrides: Any) -> SimSetting:
     """The profile's simulation setting with overrides (e.g. shared_frac, alpha_cov)."""
     return SimSetting(**{**SIM_PROFILES[profile], **overrides})
