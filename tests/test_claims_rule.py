@@ -478,6 +478,6 @@ def test_claims_at_the_papers_own_setting_are_listed_under_the_readme_counts(tmp
     C.write_claims([own], tmp_path / "fedpg" / C.PAPER_SETTING_FILE)
     text = C.readme_ledger_markdown(tmp_path)
     assert text.endswith(
-        "At the paper's own setting (1, `figures/<paper>/claims-paper.csv`): FedPG, Absolute numbers: reproduced."
+        "At the paper's own setting or sizes (1, `figures/<paper>/claims-paper.csv`): FedPG, Absolute numbers: reproduced."
     )
     assert "| FedPG | 1 |" in text  # the cpu profile's counts stay the claims.csv's alone

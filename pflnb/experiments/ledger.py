@@ -217,8 +217,9 @@ PAPER_SETTING_FILE = "claims-paper.csv"  # under figures/<paper>/: claims decide
 
 
 def paper_setting_claims(root: str | Path | None = None) -> pd.DataFrame:
-    """The claims decided at their paper's own setting, no stand-in (``figures/<paper>/claims-paper.csv``, e.g.
-    :mod:`pflnb.papers.fedpg.paper_setting`), with a ``paper`` column naming the paper; empty when there are none."""
+    """The claims decided at their paper's own setting, or at its stated sizes with a stand-in that names what still
+    differs (``figures/<paper>/claims-paper.csv``, e.g. :mod:`pflnb.papers.fedpg.paper_setting`), with a ``paper``
+    column naming the paper; empty when there are none."""
     root = Path(root) if root is not None else figures_root()
     frames = []
     for key, name in PAPERS.items():
@@ -233,7 +234,7 @@ def paper_setting_text(table: pd.DataFrame) -> str:
     if table.empty:
         return ""
     items = "; ".join(f"{r.paper}, {r.claim.split(' (')[0]}: {r.verdict}" for r in table.itertuples(index=False))
-    return f"\n\nAt the paper's own setting ({len(table)}, `figures/<paper>/{PAPER_SETTING_FILE}`): {items}."
+    return f"\n\nAt the paper's own setting or sizes ({len(table)}, `figures/<paper>/{PAPER_SETTING_FILE}`): {items}."
 
 
 def readme_ledger_markdown(root: str | Path | None = None) -> str:

@@ -11,7 +11,7 @@ paper's literal rule gives nearly one class per client), which the claims' stand
 :data:`CLAIMS` are decided by the one rule (:func:`~pflnb.experiments.paper.decide`) and written to
 ``figures/fedfac/claims-paper.csv``, beside the cpu profile's ``claims.csv``.
 
-    python -m pflnb.papers.fedfac.paper_setting [--workers 2]     # 50 runs of 10-20 CPU-seconds each
+    python -m pflnb.papers.fedfac.paper_setting [--workers 2] [--threads 1]   # 50 runs of 5-20 CPU-seconds each
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import torch
 
 from pflnb.experiments.claims import Claim, write_claims
 from pflnb.experiments.executors import Executor, Processes
@@ -58,8 +59,10 @@ def write(results: dict[str, Any], path: str | Path | None = None) -> pd.DataFra
 def main(argv: list[str] | None = None) -> Any:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads a simulation runs with (default 1)")
     parser.add_argument("--no-write", action="store_true", help="run and decide, but leave claims-paper.csv as it is")
     args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)  # each SimJob runs with this process's count; one is fastest for this MLP
     results = run(Processes(args.workers))
     table = pd.DataFrame([c.row() for c in claims(results)]) if args.no_write else write(results)
     print(table[["claim", "verdict", "ours"]].to_string(index=False))
