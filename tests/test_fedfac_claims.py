@@ -512,7 +512,7 @@ def test_stand_ins_follow_from_the_criterion_and_the_setting_of_what_a_claim_rea
     ):
         assert cl[claim].stand_in.startswith(criterion) and "the paper states" in criterion and "we test" in criterion
     assert PAPER.side["motivation"] in cl["Non-IID data makes neurons client-specific (Fig. 1)"].stand_in
-    assert PAPER.side["sim"] in cl["FedFac ≈ true split in accuracy (Fig. 6)"].stand_in
+    assert PAPER.side["sim"]["cpu"] in cl["FedFac ≈ true split in accuracy (Fig. 6)"].stand_in
     assert PAPER.side["timing"] in cl[TIME].stand_in and "table2 at cpu: dataset fmnist" in cl[TIME].stand_in
     assert "table2 at cpu: dataset fmnist" in cl[BEATS_FEDAVG].stand_in
     rec = cl["FA recovers the true split (simulation oracle)"]
