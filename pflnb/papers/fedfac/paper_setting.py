@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from pflnb.experiments.claims import Claim, write_claims
+from pflnb.experiments.claims import Claim, claims_table, write_claims
 from pflnb.experiments.executors import Executor, Processes
 from pflnb.experiments.paper import decide
 from pflnb.papers.fedfac.experiments import sim_grid, sim_stability
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> Any:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)  # each SimJob runs with this process's count; one is fastest for this MLP
     results = run(Processes(args.workers))
-    table = pd.DataFrame([c.row() for c in claims(results)]) if args.no_write else write(results)
+    table = claims_table(claims(results)) if args.no_write else write(results)
     print(table[["claim", "verdict", "ours"]].to_string(index=False))
     return table
 

@@ -95,9 +95,10 @@ def sim_stand_in(profile: str, labels: bool = True) -> str:
     s = sim_setting(profile)
     if all(getattr(s, k) == v for k, v in PAPER_SIZES.items()):
         return _CENTRED if s.center else ""
-    dims = "" if (s.d, s.m) == (100, 200) else f", d = {s.d}, m = {s.m} (the paper: 100, 200)"
+    d, m = PAPER_SIZES["d"], PAPER_SIZES["m"]
+    dims = "" if (s.d, s.m) == (d, m) else f", d = {s.d}, m = {s.m} (the paper: {d}, {m})"
     part = "full participation" if s.participation == 1 else f"{100 * s.participation:g} % online"
-    text = f"the Eq. (8) simulation at C = {s.n_clients} clients (the paper: 100){dims}"
+    text = f"the Eq. (8) simulation at C = {s.n_clients} clients (the paper: {PAPER_SIZES['n_clients']}){dims}"
     if not labels:
         return f"{text}, {part}, {s.rounds} rounds"
     return f"{text} of {s.n_per_client} samples, {part}, {s.rounds} rounds" + (f", {_CENTRED}" if s.center else "")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from pflnb.experiments.claims import Claim, write_claims
+from pflnb.experiments.claims import Claim, claims_table, write_claims
 from pflnb.experiments.executors import Executor, Processes
 from pflnb.experiments.paper import ExperimentResult, decide, run_experiment
 from pflnb.papers.fedpg.paper import PAPER
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> Any:
     parser.add_argument("--no-write", action="store_true", help="run and decide, but leave claims-paper.csv as it is")
     args = parser.parse_args(argv)
     result = run(Processes(args.workers), arms=tuple(args.arms))
-    table = pd.DataFrame([c.row() for c in claims(result)]) if args.no_write else write(result)
+    table = claims_table(claims(result)) if args.no_write else write(result)
     print(table[["claim", "verdict", "ours"]].to_string(index=False))
     return table
 
