@@ -23,7 +23,7 @@ from pflnb.experiments import records as REC
 from pflnb.experiments import robustness
 from pflnb.experiments.cache import RecordNotCachedWarning
 from pflnb.experiments.config import PROFILES, profile_config, profile_seeds
-from pflnb.experiments.executors import JobsFailed, make_executor
+from pflnb.experiments.executors import AUTO, JobsFailed, make_executor
 from pflnb.experiments.jobs import RunDivergedWarning, describe_divergence, is_diverged
 from pflnb.experiments.outputs import compare_outputs
 from pflnb.experiments.paper import EDGE_STEPS, TUNING_SEEDS, edge_report, robustness_path
@@ -133,9 +133,27 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="K", help="save resumable state every K rounds")
     p.add_argument(
-        "--workers", type=int, default=None, metavar="W", help="runs at a time in worker processes (default: $PFLNB_WORKERS or 1)"
+        "--workers",
+        type=_workers,
+        default=None,
+        metavar="W",
+        help="runs at a time in worker processes, or auto (on CUDA: as many as the GPU's memory holds, measured; "
+        "default: $PFLNB_WORKERS or 1)",
     )
     _add_ray(p)
+
+
+def _workers(text: str) -> int | str:
+    """``--workers``: a number of processes >= 1, or ``auto``."""
+    if text == AUTO:
+        return AUTO
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or {AUTO!r}, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or {AUTO!r}, got {n}")
+    return n
 
 
 def _add_ray(p: argparse.ArgumentParser) -> None:
@@ -209,7 +227,7 @@ def _cmd_run_flower(args: argparse.Namespace, configs: list) -> int:
     """The runs through Flower's simulation engine (pflnb.flower): one simulation, the runs one after another; never cached."""
     options = (
         ("--backend ray", args.backend == "ray"),
-        ("--workers", (args.workers or 1) > 1),
+        ("--workers", args.workers not in (None, 1)),
         ("--checkpoint-every", args.checkpoint_every > 0),
     )
     refused = [option for option, used in options if used]

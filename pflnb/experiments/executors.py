@@ -38,7 +38,7 @@ from threadpoolctl import threadpool_limits
 
 import pflnb
 from pflnb import kernels
-from pflnb.experiments import ray_backend
+from pflnb.experiments import gpu_share, ray_backend
 from pflnb.experiments.cache import (
     RecordNotCachedWarning,
     SetAside,
@@ -194,16 +194,17 @@ atexit.register(shutdown_pools)
 class Processes(Executor):
     """Jobs in ``workers`` spawned processes on this machine, kept between calls (:func:`worker_pool`). A worker
     that dies fails the jobs it had not finished (reported like any failure; the next call spawns a new pool);
-    finished ones are kept."""
+    finished ones are kept. ``workers="auto"``: on CUDA as many as the device's memory holds, measured on the work of
+    each call (:mod:`pflnb.experiments.gpu_share`), else one per CPU core."""
 
-    def __init__(self, workers: int) -> None:
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    def __init__(self, workers: int | str) -> None:
+        if workers != AUTO and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+            raise ValueError(f"workers must be an integer >= 1 or {AUTO!r}, got {workers!r}")
         self.workers = workers
         self.desc = f"runs ({workers} workers)"
 
     def __repr__(self) -> str:
-        return f"Processes({self.workers})"
+        return f"Processes({self.workers!r})"
 
     def prepare(self, jobs: Sequence[Job]) -> None:
         try:
@@ -212,10 +213,11 @@ class Processes(Executor):
             raise ValueError(f"{self!r} needs picklable jobs: {e}") from e
 
     def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool) -> Iterator[tuple[int, Outcome]]:
-        if self.workers == 1 or len(jobs) < 2:
+        workers = gpu_share.auto_workers(jobs, root) if self.workers == AUTO and len(jobs) > 1 else self.workers
+        if workers == 1 or len(jobs) < 2:
             yield from Serial().outcomes(jobs, root, False)
             return
-        pool = worker_pool(self.workers)
+        pool = worker_pool(workers)
         futures = {pool.submit(_compute_quietly, job, root): i for i, job in enumerate(jobs)}
         try:
             for fut in as_completed(futures):
@@ -227,7 +229,7 @@ class Processes(Executor):
         except BaseException:  # interrupted: drop the jobs not started and the pool (its running jobs end, unread)
             for f in futures:
                 f.cancel()
-            _drop_pool(self.workers)
+            _drop_pool(workers)
             raise
 
 
@@ -310,27 +312,32 @@ def _ray_task(job: Job, root: Path, threads: int) -> Outcome:
     return _compute_quietly(job, root)
 
 
-def default_workers() -> int:
-    """Local worker processes: ``$PFLNB_WORKERS`` if set, else 1 (jobs run in this process)."""
+AUTO = "auto"  # workers sized from the work: on CUDA from its measured memory (pflnb.experiments.gpu_share)
+
+
+def default_workers() -> int | str:
+    """Local worker processes: ``$PFLNB_WORKERS`` if set (a number, or ``auto``), else 1 (jobs run in this process)."""
     text = os.environ.get("PFLNB_WORKERS", "1")
+    if text.strip() == AUTO:
+        return AUTO
     try:
         n = int(text)
     except ValueError:
-        raise ValueError(f"PFLNB_WORKERS must be an integer >= 1, got {text!r}") from None
+        raise ValueError(f"PFLNB_WORKERS must be an integer >= 1 or {AUTO!r}, got {text!r}") from None
     if n < 1:
         raise ValueError(f"PFLNB_WORKERS must be >= 1, got {n}")
     return n
 
 
 def make_executor(
-    workers: int | None = None,
+    workers: int | str | None = None,
     backend: str | None = None,
     address: str | None = None,
     resources: dict[str, Any] | Callable[[Any], dict[str, Any]] | None = None,
     max_retries: int | None = None,
 ) -> Executor:
     """The executor named by options, each left out read from the environment: ``backend`` (``$PFLNB_BACKEND``:
-    ``local`` or ``ray``); for ``local``, ``workers`` (``$PFLNB_WORKERS``, else 1: :class:`Serial`, more:
+    ``local`` or ``ray``); for ``local``, ``workers`` (``$PFLNB_WORKERS``, else 1: :class:`Serial`, more or ``"auto"``:
     :class:`Processes`); for ``ray``, ``address``, ``resources`` and ``max_retries`` (:class:`Ray`). An option that
     does not apply to the backend is an error."""
     backend = ray_backend.default_backend() if backend is None else backend
