@@ -7,7 +7,7 @@
 # 1. stacked = sequential on CUDA in float64 (tests/test_runner_stacked.py, the gpu mark), beside the batched runner's
 #    own CUDA test: the stacked path is the batched one with run × client rows;
 # 2. several runs per GPU (benchmarks/gpu_share.py): the measured footprint of a worker running one run and a stack of
-#    25 of FedPG's Fashion-MNIST paper config, the workers that fit, and 8 short runs with one worker against "auto";
+#    10 of FedPG's Fashion-MNIST paper config, the workers that fit, and 8 short runs with one worker against "auto";
 # 3. the roofline on CUDA (benchmarks/roofline.py): FLOPs per run, FLOP/s and the fraction of the device's float32
 #    peak for the sequential, client-batched and stacked paths, FedPG's Fashion-MNIST paper config first (the ≤ 12 s
 #    per run target), then the cpu-profile configs; each row is written to $OUT/roofline_gpu.json as it finishes, so
@@ -28,10 +28,10 @@ PFLNB_PROFILE=smoke timeout 150 python -m pytest -q -p no:cacheprovider -m gpu \
   2>&1 | tail -15 | tee "$OUT/gpu_tests.txt"
 echo "tests: $(( $(date +%s) - start )) s"
 
-timeout 90 python benchmarks/gpu_share.py --configs fedpg/fmnist-paper --stack 25 --runs 8 --rounds 10 \
+timeout 120 python benchmarks/gpu_share.py --configs fedpg/fmnist-paper --stack 10 --runs 8 --rounds 10 \
   --json "$OUT/gpu_share.json" 2>&1 | tail -8
 
-timeout 290 python benchmarks/roofline.py --device cuda --rounds 3 --stack 25 \
+timeout 260 python benchmarks/roofline.py --device cuda --rounds 3 --stack 25 \
   --configs fedpg/fmnist-paper fedavg/fmnist-paper fedpg/fmnist-cpu fedavg/feature-shift-cpu \
   --json "$OUT/roofline_gpu.json" --out "$OUT/roofline_gpu.md" 2>&1 | tail -30
 echo "total: $(( $(date +%s) - start )) s"

@@ -213,7 +213,9 @@ class Processes(Executor):
             raise ValueError(f"{self!r} needs picklable jobs: {e}") from e
 
     def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool) -> Iterator[tuple[int, Outcome]]:
-        workers = gpu_share.auto_workers(jobs, root) if self.workers == AUTO and len(jobs) > 1 else self.workers
+        workers = self.workers
+        if workers == AUTO and len(jobs) > 1:  # a new shape of CUDA work is measured with no idle pool holding memory
+            workers = gpu_share.auto_workers(jobs, release=shutdown_pools, initializer=init_worker)
         if workers == 1 or len(jobs) < 2:
             yield from Serial().outcomes(jobs, root, False)
             return

@@ -1,34 +1,40 @@
 """Several runs on one GPU at a time, as many as its memory holds, sized from a measured run (``workers="auto"``).
 
 The papers' small models leave most of a GPU's memory idle, even when a stack of runs trains as one program (the
-paper-scale guide). ``Processes("auto")`` (``PFLNB_WORKERS=auto``) therefore sizes its pool of worker processes on
-the work it is given:
+paper-scale guide), and some work never stacks (FedPG's Table 1 runs are P-model jobs, scored on their final states).
+``Processes("auto")`` (``PFLNB_WORKERS=auto``) therefore sizes its pool of worker processes on the work it is given:
 
-1. :func:`measure` computes the largest unit of engine runs of that work (a run, or a stack of runs), cut to its first
-   ``rounds`` rounds, in a fresh spawned process on the unit's CUDA device, and reads what that process took of the
-   device: the device's free memory before the process started minus its free memory at the end (the CUDA context,
-   the data and the caching allocator's blocks), plus what the allocator had released again from its peak;
-2. :func:`runs_per_device` turns that footprint into a number of processes: as many as ``HEADROOM`` of the free
-   memory holds, at most one per CPU core (each worker drives its runs from one CPU thread), at least one.
+1. :func:`measure` computes one unit of each shape of that work (a run, a stack of runs, or a job that trains one run,
+   :func:`work_shape`), cut to its first ``rounds`` rounds, in a fresh spawned process on the unit's CUDA device with
+   a scratch results folder, and reads what that process took of the device: the device's free memory before the
+   process started minus its free memory at the end (the CUDA context, the data and the caching allocator's blocks),
+   plus what the allocator had released again from its peak. Before it measures, the caller's kept worker pools are
+   ended and this process's cached blocks released, so that the free memory is the device's, not an idle pool's;
+2. :func:`runs_per_device` turns the largest footprint of the work into a number of processes: as many as
+   ``HEADROOM`` of the free memory holds, at most one per CPU core this process may use, at least one.
 
-The measurement is kept for the rest of this process, per shape of work (:func:`work_shape`), so that a reproduction's
-hundreds of sweeps measure each shape once. Work with no engine run on CUDA (runs on a CPU, FedFac's simulations,
-the theory) gets one worker per CPU core: there the cores, not the memory, are what runs share.
+Each shape is measured once in this process and the decision is printed then. Work with no CUDA job (runs on a CPU,
+FedFac's simulations, the theory) gets the CPU cores divided by its jobs' threads. A measurement that fails (the unit
+raises, the probe process dies) is warned about and the work runs on one worker, where its own failure is reported.
 
-A measured footprint cannot see what a later round allocates that the first rounds did not; every method's client
-states are made at the start (:meth:`~pflnb.fl.algorithm.Algorithm.init`) and the first round evaluates, so the
-first round holds what a round holds. The batched runner sizes its chunks of clients from the free memory it finds
-(:class:`~pflnb.fl.runner.BatchedRunner`) and halves them on an out-of-memory error, so that workers started together
-share the device rather than fail. :func:`footprint_table` prints what was measured.
+A measured footprint cannot see what a later round allocates that the first round did not; every method's client
+states are made at the start (:meth:`~pflnb.fl.algorithm.Algorithm.init`) and the first round evaluates, so the first
+round holds what a round holds. The batched runner sizes its chunks of clients from the free memory it finds (60 %,
+:class:`~pflnb.fl.runner.BatchedRunner`): where one run's clients do not fit at once (large models), a lone probe
+fills that share and ``auto`` gives one worker, which is then the right answer. :func:`footprint_table` lists what was
+measured.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import multiprocessing
 import os
-from collections.abc import Sequence
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,7 +42,7 @@ from typing import Any
 import torch
 
 import pflnb
-from pflnb.experiments.jobs import Job, RunJob, StackedRuns
+from pflnb.experiments.jobs import ConfigJob, Job, StackedRuns
 
 HEADROOM = 0.8  # the share of the device's free memory the workers may fill together (the rest: fragmentation, peaks)
 PROBE_ROUNDS = 1  # rounds a measured unit runs (the first round trains, aggregates and evaluates)
@@ -66,6 +72,14 @@ class Footprint:
         return max(0, self.process - self.peak)
 
 
+def available_cores() -> int:
+    """The CPU cores this process may use (its affinity where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
 def runs_per_device(footprint: Footprint, cores: int, headroom: float = HEADROOM) -> int:
     """Worker processes that fit on the device: ``floor(headroom × free / process)``, at most ``cores``, at least 1."""
     if not 0.0 < headroom <= 1.0:
@@ -78,43 +92,57 @@ def runs_per_device(footprint: Footprint, cores: int, headroom: float = HEADROOM
 
 
 def engine_runs(job: Job) -> int:
-    """The engine runs ``job`` computes: a run 1, a stack its runs, any other job 0 (nothing :func:`measure` can cut)."""
+    """The engine runs ``job`` trains: a stack its runs, a job of one config (a run, a P-model or final-states job)
+    1, any other job 0 (nothing :func:`measure` can cut)."""
     if isinstance(job, StackedRuns):
         return len(job.jobs)
-    return 1 if isinstance(job, RunJob) else 0
+    return 1 if isinstance(job, ConfigJob) else 0
 
 
 def on_cuda(job: Job) -> bool:
-    """Whether ``job`` is engine work on a CUDA device."""
+    """Whether ``job`` trains on a CUDA device."""
     return engine_runs(job) > 0 and pflnb.device(job.cfg.device).type == "cuda"  # type: ignore[attr-defined]
 
 
 def cut(job: Job, rounds: int = PROBE_ROUNDS) -> Job:
-    """``job`` with each of its engine runs cut to its first ``rounds`` rounds (another key: nothing cached is read
-    or written by it) and no checkpoints."""
+    """``job`` with each of its runs cut to its first ``rounds`` rounds (never longer than it was) and no
+    checkpoints."""
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     if isinstance(job, StackedRuns):
         return StackedRuns(tuple(cut(j, rounds) for j in job.jobs))  # type: ignore[misc]
-    if not isinstance(job, RunJob):
-        raise TypeError(f"only engine runs can be cut to their first rounds, not {type(job).__name__}")
-    return dataclasses.replace(job, cfg=job.cfg.replace(rounds=min(rounds, job.cfg.rounds)), checkpoint_every=0)
+    if not isinstance(job, ConfigJob):
+        raise TypeError(f"only jobs of one config can be cut to their first rounds, not {type(job).__name__}")
+    changes: dict[str, Any] = {"cfg": job.cfg.replace(rounds=min(rounds, job.cfg.rounds))}
+    if any(f.name == "checkpoint_every" for f in dataclasses.fields(job)):  # type: ignore[arg-type]
+        changes["checkpoint_every"] = 0
+    return dataclasses.replace(job, **changes)  # type: ignore[type-var]
+
+
+def _plain(value: Any) -> Any:
+    return getattr(value, "name", None) or repr(value)  # a protocol by its name
 
 
 def work_shape(job: Job) -> tuple[Any, ...]:
-    """What a footprint depends on: the device, the runs' shape (their stack key, or a run's config but its seed and
-    rate) and how many runs train together."""
-    first = job.jobs[0] if isinstance(job, StackedRuns) else job
-    shape = first.stack_key() or (first.cfg.method, first.cfg.model, first.cfg.data_spec())  # type: ignore[attr-defined]
-    return (str(pflnb.device(first.cfg.device)), shape, engine_runs(job))  # type: ignore[attr-defined]
+    """What a footprint depends on: the device, the job's kind, its config but for seed, rate and profile, its other
+    fields (protocol, P-model options, ...) and how many runs train together."""
+    first: ConfigJob = job.jobs[0] if isinstance(job, StackedRuns) else job  # type: ignore[assignment]
+    config = {k: v for k, v in first.cfg.to_dict().items() if k not in ("seed", "lr", "profile")}
+    config["method_params"] = {k: v for k, v in first.cfg.method_params.items() if type(v) is not float}  # per row
+    others = {f.name: _plain(getattr(first, f.name)) for f in dataclasses.fields(first) if f.name != "cfg"}  # type: ignore[arg-type]
+    text = json.dumps({"config": config, "job": others}, sort_keys=True, default=repr)
+    return (str(pflnb.device(first.cfg.device)), type(first).__name__, text, engine_runs(job))
 
 
-def _probe(job: Job, root: Path) -> dict[str, int]:
-    """In the probe process: compute ``job`` and read the device's memory as it holds what the job made."""
+def _probe(job: Job) -> dict[str, int]:
+    """In the probe process: compute ``job`` in a scratch results folder and read the device's memory as it holds
+    what the job made."""
     torch.set_num_threads(1)
     device = pflnb.device(job.cfg.device)  # type: ignore[attr-defined]
+    torch.cuda.init()  # before the memory statistics: a device named with its index is not started by them
     torch.cuda.reset_peak_memory_stats(device)
-    job.compute(root)
+    with tempfile.TemporaryDirectory() as scratch:
+        job.compute(Path(scratch))
     free, total = torch.cuda.mem_get_info(device)
     return {
         "free_after": free,
@@ -124,16 +152,18 @@ def _probe(job: Job, root: Path) -> dict[str, int]:
     }
 
 
-def measure(job: Job, root: Path | str, rounds: int = PROBE_ROUNDS) -> Footprint:
-    """The footprint of one worker computing ``job`` (engine runs on CUDA), measured on ``job`` cut to ``rounds``
-    rounds (:func:`cut`) in a fresh spawned process. This process initializes CUDA to read the free memory first."""
+def measure(job: Job, rounds: int = PROBE_ROUNDS, initializer: Callable[[], None] | None = None) -> Footprint:
+    """The footprint of one worker computing ``job`` (a CUDA job), measured on ``job`` cut to ``rounds`` rounds
+    (:func:`cut`) in a fresh spawned process (started with ``initializer``, e.g. the workers' own). This process starts
+    CUDA to read the free memory first, and releases its own cached blocks."""
     if not on_cuda(job):
-        raise ValueError(f"measure reads CUDA memory: {job.label()} is not engine work on a CUDA device")
+        raise ValueError(f"measure reads CUDA memory: {job.label()} is not a job on a CUDA device")
     device = pflnb.device(job.cfg.device)  # type: ignore[attr-defined]
+    torch.cuda.empty_cache()
     free, total = torch.cuda.mem_get_info(device)
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(1, mp_context=ctx) as pool:
-        got = pool.submit(_probe, cut(job, rounds), Path(root)).result()
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=initializer) as pool:
+        got = pool.submit(_probe, cut(job, rounds)).result()
     return footprint(free, total, got, engine_runs(job), rounds, str(device))
 
 
@@ -145,34 +175,57 @@ def footprint(free: int, total: int, probe: dict[str, int], runs: int, rounds: i
 
 
 _MEASURED: dict[tuple[Any, ...], Footprint] = {}
+MIB = 1 << 20
 
 
-def auto_workers(units: Sequence[Job], root: Path | str, cores: int | None = None) -> int:
-    """Worker processes for ``units``: sized from the footprint of their largest unit of engine runs on CUDA (measured
-    once per :func:`work_shape` in this process), else one per CPU core."""
-    cores = (os.cpu_count() or 1) if cores is None else cores
+def auto_workers(
+    units: Sequence[Job],
+    cores: int | None = None,
+    release: Callable[[], None] | None = None,
+    initializer: Callable[[], None] | None = None,
+) -> int:
+    """Worker processes for ``units``: for CUDA work, the fewest that any of its shapes allows (:func:`runs_per_device`
+    of each shape's footprint, measured once per :func:`work_shape` in this process, after ``release()`` has ended
+    the caller's idle workers); for other work, the cores over the largest thread count of its jobs."""
+    cores = available_cores() if cores is None else cores
     cuda = [u for u in units if on_cuda(u)]
     if not cuda:
-        return cores
-    largest = max(cuda, key=engine_runs)
-    shape = work_shape(largest)
-    if shape not in _MEASURED:
-        _MEASURED[shape] = measure(largest, root)
-    return runs_per_device(_MEASURED[shape], cores)
+        threads = max((int(getattr(u, "threads", 1) or 1) for u in units), default=1)
+        return max(1, cores // threads)
+    shapes = {work_shape(u): u for u in cuda}
+    new = [shape for shape in shapes if shape not in _MEASURED]
+    if new and release is not None:
+        release()
+    for shape in new:
+        unit = shapes[shape]
+        try:
+            _MEASURED[shape] = fp = measure(unit, initializer=initializer)
+        except Exception as err:  # the unit's own failure is reported by its run; here it only sizes the pool
+            warnings.warn(
+                f"workers='auto' could not measure {unit.label()} on CUDA ({type(err).__name__}: {err}); "
+                "its work runs on one worker",
+                stacklevel=2,
+            )
+            return 1
+        print(
+            f"[pflnb] workers=auto: a worker running {unit.label()} ({fp.runs} run(s)) takes {fp.process / MIB:.0f} MiB "
+            f"of {fp.device}'s {fp.free / MIB:.0f} MiB free: {runs_per_device(fp, cores)} worker(s) fit",
+            flush=True,
+        )
+    return min(runs_per_device(_MEASURED[shape], cores) for shape in shapes)
 
 
 def footprint_table() -> list[dict[str, Any]]:
-    """The footprints measured in this process, one row each (MiB), for a notebook or a log."""
-    mib = 1 << 20
+    """The footprints measured in this process, one row each (MiB), with the workers they allow here."""
     return [
         {
             "device": fp.device,
             "runs": fp.runs,
-            "process MiB": round(fp.process / mib, 1),
-            "allocator peak MiB": round(fp.peak / mib, 1),
-            "context MiB": round(fp.context / mib, 1),
-            "free MiB": round(fp.free / mib),
-            "workers": runs_per_device(fp, os.cpu_count() or 1),
+            "process MiB": round(fp.process / MIB, 1),
+            "allocator peak MiB": round(fp.peak / MIB, 1),
+            "context MiB": round(fp.context / MIB, 1),
+            "free MiB": round(fp.free / MIB),
+            "workers": runs_per_device(fp, available_cores()),
         }
         for fp in _MEASURED.values()
     ]
