@@ -79,7 +79,7 @@ test-gpu: env ## the tests marked gpu, on a CUDA machine (they skip without CUDA
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu needs CUDA: torch.cuda.is_available() is False')"
 	CUBLAS_WORKSPACE_CONFIG=:4096:8 PFLNB_PROFILE=smoke PFLNB_PROGRESS=0 $(PY) -m pytest -q -m gpu -rsx tests
 
-reproduce: env data ## the main scope: every notebook without the extended experiments (sweeps, analogues) into executed/$(PROFILE)-main/, about an hour on 2 cores
+reproduce: env data ## the main scope: every notebook without the extended experiments (sweeps, analogues) into executed/$(PROFILE)-main/, 1 h 32 min cold on 2 cores
 	PFLNB_WORKERS=$(WORKERS) PFLNB_BACKEND=$(BACKEND) PFLNB_RAY_ADDRESS=$(RAY_ADDRESS) PFLNB_RAY_CPUS=$(RAY_CPUS) \
 	  PFLNB_RAY_GPUS=$(RAY_GPUS) $(VENV)/bin/pflnb reproduce --scope main --profile $(PROFILE) --threads $(THREADS)
 
