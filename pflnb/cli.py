@@ -23,7 +23,7 @@ from pflnb.experiments import records as REC
 from pflnb.experiments import robustness
 from pflnb.experiments.cache import RecordNotCachedWarning
 from pflnb.experiments.config import PROFILES, profile_config, profile_seeds
-from pflnb.experiments.executors import AUTO, JobsFailed, make_executor
+from pflnb.experiments.executors import JobsFailed, make_executor, parse_workers
 from pflnb.experiments.jobs import RunDivergedWarning, describe_divergence, is_diverged
 from pflnb.experiments.outputs import compare_outputs
 from pflnb.experiments.paper import EDGE_STEPS, TUNING_SEEDS, edge_report, robustness_path
@@ -137,23 +137,17 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         type=_workers,
         default=None,
         metavar="W",
-        help="runs at a time in worker processes, or auto (on CUDA: as many as the GPU's memory holds, measured; "
-        "default: $PFLNB_WORKERS or 1)",
+        help="runs at a time in worker processes, or auto "
+        "(on CUDA: as many as the GPU's memory holds; default: $PFLNB_WORKERS or 1)",
     )
     _add_ray(p)
 
 
 def _workers(text: str) -> int | str:
-    """``--workers``: a number of processes >= 1, or ``auto``."""
-    if text == AUTO:
-        return AUTO
     try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or {AUTO!r}, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or {AUTO!r}, got {n}")
-    return n
+        return parse_workers(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _add_ray(p: argparse.ArgumentParser) -> None:

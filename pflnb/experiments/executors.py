@@ -317,18 +317,23 @@ def _ray_task(job: Job, root: Path, threads: int) -> Outcome:
 AUTO = "auto"  # workers sized from the work: on CUDA from its measured memory (pflnb.experiments.gpu_share)
 
 
-def default_workers() -> int | str:
-    """Local worker processes: ``$PFLNB_WORKERS`` if set (a number, or ``auto``), else 1 (jobs run in this process)."""
-    text = os.environ.get("PFLNB_WORKERS", "1")
-    if text.strip() == AUTO:
+def parse_workers(text: str, what: str = "workers") -> int | str:
+    """A number of worker processes from text: an integer >= 1, or ``auto`` (:data:`AUTO`)."""
+    text = str(text).strip()
+    if text == AUTO:
         return AUTO
     try:
         n = int(text)
     except ValueError:
-        raise ValueError(f"PFLNB_WORKERS must be an integer >= 1 or {AUTO!r}, got {text!r}") from None
+        n = 0
     if n < 1:
-        raise ValueError(f"PFLNB_WORKERS must be >= 1, got {n}")
+        raise ValueError(f"{what} must be an integer >= 1 or {AUTO!r}, got {text!r}")
     return n
+
+
+def default_workers() -> int | str:
+    """Local worker processes: ``$PFLNB_WORKERS`` if set (a number, or ``auto``), else 1 (jobs run in this process)."""
+    return parse_workers(os.environ.get("PFLNB_WORKERS", "1"), "PFLNB_WORKERS")
 
 
 def make_executor(
