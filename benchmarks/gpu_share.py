@@ -32,6 +32,7 @@ from pflnb.experiments import Processes, RunJob, Serial, execute  # noqa: E402
 from pflnb.experiments import gpu_share as G  # noqa: E402
 from pflnb.experiments.executors import shutdown_pools  # noqa: E402
 from pflnb.experiments.jobs import StackedRuns  # noqa: E402
+from pflnb.experiments.ray_backend import machine_cpus  # noqa: E402
 
 MIB = 1 << 20
 
@@ -49,7 +50,7 @@ def footprints(name: str, cfg, stack: int) -> list[dict]:
             "peak_mib": fp.peak / MIB,
             "context_mib": fp.context / MIB,
             "free_mib": fp.free / MIB,
-            "workers": G.runs_per_device(fp, G.available_cores()),
+            "workers": G.runs_per_device(fp, machine_cpus()),
         }
         print(
             f"{name:24s} {n:3d} run(s): process {row['process_mib']:8.1f} MiB (allocator peak {row['peak_mib']:.1f}, "

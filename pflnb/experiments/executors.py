@@ -195,7 +195,7 @@ class Processes(Executor):
     """Jobs in ``workers`` spawned processes on this machine, kept between calls (:func:`worker_pool`). A worker
     that dies fails the jobs it had not finished (reported like any failure; the next call spawns a new pool);
     finished ones are kept. ``workers="auto"``: on CUDA as many as the device's memory holds, measured on the work of
-    each call (:mod:`pflnb.experiments.gpu_share`), else one per CPU core."""
+    each call (:mod:`pflnb.experiments.gpu_share`), else the CPU cores over the jobs' threads."""
 
     def __init__(self, workers: int | str) -> None:
         if workers != AUTO and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):

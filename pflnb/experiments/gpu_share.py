@@ -31,7 +31,6 @@ import dataclasses
 import json
 import math
 import multiprocessing
-import os
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -43,6 +42,7 @@ import torch
 
 import pflnb
 from pflnb.experiments.jobs import ConfigJob, Job, StackedRuns
+from pflnb.experiments.ray_backend import machine_cpus
 
 HEADROOM = 0.8  # the share of the device's free memory the workers may fill together (the rest: fragmentation, peaks)
 PROBE_ROUNDS = 1  # rounds a measured unit runs (the first round trains, aggregates and evaluates)
@@ -70,14 +70,6 @@ class Footprint:
     def context(self) -> int:
         """What the process took beyond the allocator's peak: the CUDA context and libraries (never below 0)."""
         return max(0, self.process - self.peak)
-
-
-def available_cores() -> int:
-    """The CPU cores this process may use (its affinity where the system has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
 
 
 def runs_per_device(footprint: Footprint, cores: int, headroom: float = HEADROOM) -> int:
@@ -187,7 +179,7 @@ def auto_workers(
     """Worker processes for ``units``: for CUDA work, the fewest that any of its shapes allows (:func:`runs_per_device`
     of each shape's footprint, measured once per :func:`work_shape` in this process, after ``release()`` has ended
     the caller's idle workers); for other work, the cores over the largest thread count of its jobs."""
-    cores = available_cores() if cores is None else cores
+    cores = machine_cpus() if cores is None else cores
     cuda = [u for u in units if on_cuda(u)]
     if not cuda:
         threads = max((int(getattr(u, "threads", 1) or 1) for u in units), default=1)
@@ -225,7 +217,7 @@ def footprint_table() -> list[dict[str, Any]]:
             "allocator peak MiB": round(fp.peak / MIB, 1),
             "context MiB": round(fp.context / MIB, 1),
             "free MiB": round(fp.free / MIB),
-            "workers": runs_per_device(fp, available_cores()),
+            "workers": runs_per_device(fp, machine_cpus()),
         }
         for fp in _MEASURED.values()
     ]

@@ -94,7 +94,8 @@ def check_resources(resources: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _machine_cpus() -> int:
+def machine_cpus() -> int:
+    """The CPU cores this process may use (its affinity where the system has one)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -133,7 +134,7 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> None:
     if not joins_env_cluster:
         # Ray lowers its workers' priority by 15 (nice), so that next to other jobs on the cores the runs would get
         # less than their share; the local instance's workers keep this process's priority, like local worker processes.
-        kwargs = {"num_cpus": num_cpus or _machine_cpus(), "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
+        kwargs = {"num_cpus": num_cpus or machine_cpus(), "include_dashboard": False, "_system_config": {"worker_niceness": 0}}
     kwargs["runtime_env"] = kernel_env()
     for attempt in range(1, START_ATTEMPTS + 1):
         try:
