@@ -16,6 +16,7 @@ from scipy import stats
 from pflnb.experiments import claims as R
 from pflnb.experiments.paper import ExperimentResult, decide
 from pflnb.papers.lgmix import checks as LC
+from pflnb.papers.lgmix import claims as C
 from pflnb.papers.lgmix.ledger import TABLE1_BASELINES
 from pflnb.papers.lgmix.paper import PAPER
 
@@ -377,3 +378,43 @@ def test_every_side_result_of_the_notebook_is_declared():
     side = {name for name, value in results.items() if value not in runs}
     assert runs and "lambda_course" in side and "table1" not in side
     assert side == set(PAPER.side)
+
+
+def test_trace_cost_times_a_conv_model_without_the_dense_only_trace_and_the_claim_reads_it():
+    """trace_cost on a model with convolutions (the paper's DigitModel at the paper profile) leaves the Jacobian-free
+    trace, which needs dense layers only, as NaN, and the claim's text then names only the full-Jacobian ratio; the
+    verdict reads the full-Jacobian ratio at the largest n."""
+    cost = LC.trace_cost((2, 3), model="tiny-bn-cnn", image_size=8, chunk=2)
+    assert list(cost.index) == [2, 3] and cost.dense_ntk_trace_ms.isna().all()
+    assert (cost.full_jacobian_ntk_trace_ms > 0).all() and (cost.feature_trace_ms > 0).all()
+    assert np.allclose(cost.speedup_vs_full, cost.full_jacobian_ntk_trace_ms / cost.feature_trace_ms)
+    slow = pd.DataFrame(
+        {"feature_trace_ms": [1.0], "dense_ntk_trace_ms": [np.nan], "full_jacobian_ntk_trace_ms": [5.0]}, index=[3]
+    )
+    slow["speedup_vs_full"] = slow.full_jacobian_ntk_trace_ms / slow.feature_trace_ms
+    outcome, _ = C.trace_is_cheap({"cost": slow})
+    assert outcome.verdict == "contradicted" and "dense layers" not in outcome.ours and "5" in outcome.ours
+    fast = slow.assign(full_jacobian_ntk_trace_ms=50.0, speedup_vs_full=50.0)
+    assert C.trace_is_cheap({"cost": fast})[0].verdict == "reproduced"
+    assert LC.theory_sizes("paper")["cost_model"]["model"] == "digit" and LC.theory_sizes("cpu")["cost_model"]["model"] == "mlp"
+    assert max(LC.theory_sizes("paper")["cost_sizes"]) > 512  # past the DigitModel's m = 512 features, the paper's case
+
+
+def test_the_paper_setting_module_times_the_trace_and_decides_its_claim_with_the_papers_side_reason(tmp_path, monkeypatch):
+    """pflnb.papers.lgmix.paper_setting: the cost at the paper profile's model and sizes (small here) is decided by the
+    one rule and written to claims-paper.csv and timing-paper.csv; at the paper profile the side result carries no
+    stand-in reason of its own, below it the MLP's; the claim's own stand-in (no size stated, the 10× criterion ours)
+    stays."""
+    from pflnb.papers.lgmix import paper_setting as ps
+
+    sizes = {**LC.theory_sizes("paper"), "cost_sizes": (2,), "cost_model": dict(model="tiny-bn-cnn", image_size=8)}
+    monkeypatch.setattr(ps, "theory_sizes", lambda profile: sizes)
+    results = ps.run()
+    assert results["profile"] == "paper" and list(results["cost"].index) == [2]
+    table = ps.write(results, tmp_path)
+    assert list(table.claim) == list(ps.CLAIMS) and (tmp_path / "claims-paper.csv").exists()
+    assert (tmp_path / "timing-paper.csv").exists()
+    (claim,) = ps.claims(results)
+    assert "the 10× criterion" in claim.stand_in and "8×8-input MLP" not in claim.stand_in
+    (below,) = decide(PAPER, {**results, "profile": "cpu"}, only=ps.CLAIMS)
+    assert "8×8-input MLP" in below.stand_in

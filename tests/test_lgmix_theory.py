@@ -175,3 +175,17 @@ def test_t8_theorem1_bound_and_lemma4():
     res = T.federated_two_layer(xs, ys, 4096, lam_c, 20, k, eta_l, 1.0, np.random.default_rng(1))
     for mode in ("each", "min"):
         assert np.all(res.err[1:] <= T.theorem_bound(res.err, res.err_clients, lam_c, s_min, s_c, k, eta_l, 1.0, mode))
+
+
+def test_ntk_trace_in_chunks_sums_the_same_jacobian_entries():
+    """tr Θ from the Jacobian of a few samples at a time (the DigitModel's 14 M parameters need it) equals the trace of
+    the whole empirical NTK, computed here from the full Jacobian with einsum; a chunk below one sample is refused."""
+    torch.manual_seed(1)
+    net = MLP(6, 3, hidden=(5,)).double()
+    x = torch.randn(7, 6, dtype=torch.float64)
+    j = T.jacobian(net, x)
+    expected = float(torch.einsum("ikp,ikp->", j, j))
+    for chunk in (1, 3, 7, 50):  # 3 leaves a partial last chunk
+        assert T.ntk_trace(net, x, chunk) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="chunk"):
+        T.ntk_trace(net, x, 0)

@@ -152,10 +152,17 @@ def empirical_ntk(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return torch.einsum("ikp,jlp->ikjl", j, j)
 
 
-def ntk_trace(model: nn.Module, x: torch.Tensor) -> float:
-    """tr Θ = Σ_i Σ_k ‖∇_θ f_k(x_i)‖² from the full Jacobian."""
-    j = jacobian(model, x)
-    return float((j * j).sum())
+def ntk_trace(model: nn.Module, x: torch.Tensor, chunk: int | None = None) -> float:
+    """tr Θ = Σ_i Σ_k ‖∇_θ f_k(x_i)‖² from the full Jacobian; ``chunk``: samples a Jacobian holds at once (its memory
+    is chunk·k·P numbers: 0.6 GB a sample for the 14 M-parameter DigitModel), default all of ``x``."""
+    step = len(x) if chunk is None else chunk
+    if step < 1:
+        raise ValueError(f"chunk must be a positive sample count, got {chunk}")
+    total = 0.0
+    for i in range(0, len(x), step):
+        j = jacobian(model, x[i : i + step])
+        total += float((j * j).sum())
+    return total
 
 
 def dense_ntk_trace(model: nn.Module, x: torch.Tensor) -> float:

@@ -23,7 +23,8 @@ from pflnb.theory import ntk as T
 
 
 def theory_sizes(profile: str) -> dict[str, Any]:
-    """Sizes of the theory checks: Monte Carlo trials, network widths, the Theorem 1 simulation."""
+    """Sizes of the theory checks: Monte Carlo trials, network widths, the Theorem 1 simulation, and the model and
+    sample counts the trace's cost is timed on (:func:`trace_cost`)."""
     small = profile == "smoke"
     return dict(
         trials=8 if small else 30,
@@ -31,7 +32,11 @@ def theory_sizes(profile: str) -> dict[str, Any]:
         widths=(256, 1024, 4096) if small else (256, 1024, 4096, 16384),
         sim_m=1024 if small else 4096,
         sim_rounds=10 if small else 30,
-        cost_sizes=(16, 64) if small else (16, 64, 128),
+        # the trace's cost: an 8×8-input MLP below the paper profile; at it the paper's DigitModel at 28 px (App. D.1,
+        # its full-Jacobian trace 4 samples at a time: 2.3 GB) up to n = 1,024 samples, past its m = 512 features (the
+        # paper's case: "the number of samples is typically much larger than the last-layer feature dimension")
+        cost_sizes=(16, 64) if small else (128, 1024) if profile == "paper" else (16, 64, 128),
+        cost_model=dict(model="digit", image_size=28, chunk=4) if profile == "paper" else dict(model="mlp", image_size=8),
     )
 
 
@@ -295,19 +300,24 @@ def _time(fn: Any, reps: int) -> float:
     return (time.perf_counter() - t) / reps
 
 
-def trace_cost(sizes: Sequence[int], seed: int = 0) -> pd.DataFrame:
-    """Milliseconds for Eq. (6)'s feature trace, the Jacobian-free dense NTK trace and the full-Jacobian NTK trace
-    of the 8×8 MLP on n random inputs (wall time on this machine; ``benchmarks/lgmix_trace_cost.py`` sweeps more)."""
+def trace_cost(
+    sizes: Sequence[int], seed: int = 0, model: str = "mlp", image_size: int = 8, chunk: int | None = None
+) -> pd.DataFrame:
+    """Milliseconds for Eq. (6)'s feature trace, the Jacobian-free dense NTK trace (NaN for a model with layers other
+    than nn.Linear, e.g. the DigitModel's convolutions) and the full-Jacobian NTK trace (``chunk`` samples at a time)
+    of ``model`` (a :func:`~pflnb.models.build_model` name, RGB ``image_size`` inputs, 10 classes) on n random inputs
+    (wall time on this machine; ``benchmarks/lgmix_trace_cost.py`` sweeps more)."""
     torch.manual_seed(seed)
-    mlp = build_model("mlp", (3, 8, 8), 10).eval()
-    xb = torch.rand(max(sizes), 3, 8, 8)
+    net = build_model(model, (3, image_size, image_size), 10).eval()
+    dense_ok = all(isinstance(m, torch.nn.Linear) for m in net.modules() if not list(m.children()) and list(m.parameters()))
+    xb = torch.rand(max(sizes), 3, image_size, image_size)
     rows = []
     for n in sizes:
         x = xb[:n]
         with torch.no_grad():
-            feat = _time(lambda x=x: float((mlp.features(x) ** 2).sum()), 3)
-        dense = _time(lambda x=x: T.dense_ntk_trace(mlp, x), 3)
-        full = _time(lambda x=x: T.ntk_trace(mlp, x), 1)
+            feat = _time(lambda x=x: float((net.features(x) ** 2).sum()), 3)
+        dense = _time(lambda x=x: T.dense_ntk_trace(net, x), 3) if dense_ok else float("nan")
+        full = _time(lambda x=x: T.ntk_trace(net, x, chunk), 1)
         rows.append(dict(n=n, feature_trace_ms=1e3 * feat, dense_ntk_trace_ms=1e3 * dense, full_jacobian_ntk_trace_ms=1e3 * full))
     cost = pd.DataFrame(rows).set_index("n")
     cost["speedup_vs_full"] = cost.full_jacobian_ntk_trace_ms / cost.feature_trace_ms
