@@ -10,7 +10,7 @@ The timing is :func:`~pflnb.papers.lgmix.checks.trace_cost` at the ``paper`` pro
 ``claims.csv``; the times go to ``figures/lgmix/timing-paper.csv``. A wall-clock ratio measured in one run on this
 machine: time it on a quiet machine.
 
-    python -m pflnb.papers.lgmix.paper_setting [--threads 1] [--no-write]   # about 10 minutes on one CPU thread
+    python -m pflnb.papers.lgmix.paper_setting [--threads 1] [--no-write]   # about 25 minutes on one CPU thread
 """
 
 from __future__ import annotations
