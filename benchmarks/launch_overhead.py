@@ -8,9 +8,10 @@ rates). Its shapes are fixed: the full-width, every-row-live steps that make up 
 trailing partial batches and finished clients change shapes, which a graph cannot). Defaults: FedPG's Fashion-MNIST
 paper config (mlp2 on 28 px inputs, batch 50, 10 classes).
 
-For each row count it prints and writes (``--json``) the milliseconds a step takes eager, compiled and graphed, and
-for each variant: whether two runs of ``--check`` steps from the same start give the same bits, and the largest
-difference from eager after them (a CUDA graph replays eager's kernels: 0; a compiled step fuses operations: rounding).
+For each row count it prints and writes (``--json``) the milliseconds a step takes eager, compiled and graphed (and
+the same rows' steps one after another on the module, the sequential runner's way), and for each variant: whether
+two runs of ``--check`` steps from the same start give the same bits, and the largest difference from eager after
+them (a CUDA graph replays eager's kernels: 0; a compiled step fuses operations: rounding).
 
     python benchmarks/launch_overhead.py [--device cuda] [--rows 10 100 250 1000] [--steps 50] [--json out.json]
 """
@@ -18,6 +19,7 @@ difference from eager after them (a CUDA graph replays eager's kernels: 0; a com
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import platform
 import time
@@ -121,6 +123,22 @@ def plain_step_agrees(model: torch.nn.Module, new: dict[str, torch.Tensor], batc
     return all(torch.allclose(new[k][0], ref[k] - lr[0] * g, rtol=1e-4, atol=1e-6) for k, g in zip(ref, grads))
 
 
+def sequential_steps(model: torch.nn.Module, batch: tuple, lr: float) -> Callable[[], None]:
+    """The same work as one stacked step, done the sequential runner's way: each row's SGD step on the module with
+    torch.optim, one row after another (one module for all rows: a timing, not a training)."""
+    x, y, _, _ = batch
+    module = copy.deepcopy(model)
+    opt = torch.optim.SGD(module.parameters(), lr=lr)
+
+    def run() -> None:
+        for r in range(len(x)):
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(module(x[r]), y[r]).backward()
+            opt.step()
+
+    return run
+
+
 def _diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     return max(float((a[k] - b[k]).abs().max()) for k in a)
 
@@ -141,6 +159,7 @@ def measure(args: argparse.Namespace, rows: int, device: torch.device) -> dict[s
         raise AssertionError("the stacked step does not match a plain SGD step on row 0")
     out: dict[str, object] = {"rows": rows}
     p = {k: v.clone() for k, v in params.items()}
+    out["sequential_ms"] = timed(sequential_steps(model, batch, args.lr), max(1, args.steps // 5), device)
     out["eager_ms"] = timed(lambda: eager(p, *batch), args.steps, device)
     ref = roll(eager, params, batch, args.check)
     out["eager_repeatable"] = _same(ref, roll(eager, params, batch, args.check))
@@ -168,6 +187,15 @@ def measure(args: argparse.Namespace, rows: int, device: torch.device) -> dict[s
     return out
 
 
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), else the platform's."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+        return next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -187,16 +215,17 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or platform.machine()
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
     print(f"device: {name}; torch {torch.__version__}; {args.model} on {args.channels}×{args.image}² inputs, batch {args.batch}")
     rows = []
     for r in args.rows:
         row = measure(args, r, device)
         rows.append(row)
-        print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+        print(json.dumps({k: float(f"{v:.4g}") if isinstance(v, float) else v for k, v in row.items()}), flush=True)
         if args.json:  # after each row, so that a run cut short keeps what it measured
             args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps({"device": name, "torch": torch.__version__, "rows": rows}, indent=1) + "\n")
+            meta = {"device": name, "torch": torch.__version__, "threads": args.threads, "model": args.model}
+            args.json.write_text(json.dumps({**meta, "rows": rows}, indent=1) + "\n")
     return rows
 
 
