@@ -653,3 +653,27 @@ def test_much_faster_is_not_decided_on_a_curve_still_near_chance():
     assert faster.verdict == C.NOT_TESTABLE and faster.detail == "Ditto did not train (12.0 %, chance 10.0 %)"
     assert "FedPG 40.0" in faster.ours and "Ditto 12.0" in faster.ours
     assert part(part(claim, "FedPG higher"), "vs Ditto").verdict == C.REPRODUCED  # 60 − 40 = +20 ≥ δ
+
+
+def test_the_paper_setting_module_runs_the_named_arms_and_pat2_and_decides_only_their_claims(tmp_path, monkeypatch):
+    """pflnb.papers.fedpg.paper_setting, at the smoke profile: Table 1's runs of the arms named and, with Pat-2 arms,
+    App. B.1's Pat-2 runs of those alone (the same runs as the whole experiments'), and exactly the claims that read
+    them (Pat-2's only when it ran); at the smoke profile none is testable."""
+    from pflnb.experiments.executors import Serial
+    from pflnb.papers.fedpg import paper_setting as ps
+
+    monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
+    table1_only = ps.run(Serial(), progress=False, arms=("FedPG",), profile="smoke")
+    assert set(table1_only) == {"table1"} and set(table1_only["table1"].table.label) == {"FedPG"}
+    decided = ps.claims(table1_only)
+    assert len(decided) == len(ps.CLAIMS) and all(any(c.claim.startswith(p) for c in decided) for p in ps.CLAIMS)
+    both = ps.run(Serial(), progress=False, arms=("FedPG",), pat2_arms=("FedPG",), profile="smoke")
+    pat2 = both["table1_scenarios"].table
+    assert set(pat2.label) == {"FedPG"} and set(pat2.setting) == set(ps.PAT2)
+    decided = ps.claims(both)
+    assert [c.claim for c in decided if c.claim.startswith("App. B.1")] == [
+        next(s.claim for s in PAPER.claims if s.claim.startswith(ps.PAT2_CLAIMS[0]))
+    ]
+    assert len(decided) == len(ps.CLAIMS) + len(ps.PAT2_CLAIMS) and {c.verdict for c in decided} == {C.NOT_TESTABLE}
+    path = tmp_path / "claims-paper.csv"
+    assert list(ps.write(both, path).claim) == [c.claim for c in decided] and path.exists()

@@ -289,3 +289,21 @@ def test_a_side_result_may_declare_its_stand_in_per_profile():
     assert decide(paper, {"x": 1, "profile": "paper"})[0].stand_in == ""
     with pytest.raises(ValueError, match="not at profile 'smoke'"):
         decide(paper, {"x": 1, "profile": "smoke"})
+
+
+def test_some_settings_of_an_experiment_run_the_runs_they_have_in_the_whole_experiment():
+    """``settings`` keeps the named settings only, at the profile asked, each with the runs (configs, keys) it has in
+    the whole experiment (FedPG's App. B.1 scenarios: Pat-2 alone); an unknown name is refused before any run."""
+    from pflnb.experiments.tuning import _with_settings
+    from pflnb.papers.fedpg.paper import PAPER as FEDPG
+
+    exp = FEDPG.experiment("table1_scenarios")
+    whole = [(lab, cfg.key()) for lab, cfg in exp.runs("smoke") if lab["setting"] == "Pat-2"]
+    part = _with_settings(exp, "smoke", ["Pat-2"])
+    kept = [(lab, cfg.key()) for lab, cfg in part.runs("smoke")]
+    assert kept == whole and {lab["label"] for lab, _ in kept} == {"FedAvg-FT", "FedPG"}
+    assert [s.name for s in part.settings["cpu"]] == [s.name for s in exp.settings["cpu"]]  # other profiles untouched
+    with pytest.raises(ValueError, match="no setting"):
+        run_experiment(FEDPG, "table1_scenarios", "smoke", progress=False, settings=["Pat-3"])
+    with pytest.raises(TypeError, match="sequence"):
+        run_experiment(FEDPG, "table1_scenarios", "smoke", progress=False, settings="Pat-2")

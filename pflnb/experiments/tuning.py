@@ -45,16 +45,20 @@ def run_experiment(
     executor: Executor | None = None,
     progress: bool = True,
     arms: Sequence[str] | None = None,
+    settings: Sequence[str] | None = None,
     **overrides: Any,
 ) -> ExperimentResult:
     """Run (or load from the cache) every run of ``paper``'s experiment ``name`` at ``profile`` on ``executor``
     (default: the environment's): the declared seeds unless ``seeds`` are given, the declared dataset unless
-    ``dataset`` is, every arm unless ``arms`` (labels) names some (each tuned and seeded as in the whole experiment:
-    the same runs, the same cache keys); ``overrides`` are config fields for every run (``device``, ``data_root``,
-    ...). Each record gets its arm's ``label``."""
+    ``dataset`` is, every arm unless ``arms`` (labels) names some, every setting unless ``settings`` (names) names some
+    (each arm tuned and seeded as in the whole experiment: the same runs, the same cache keys); ``overrides`` are config
+    fields for every run (``device``, ``data_root``, ...). Each record gets its arm's ``label``."""
     experiment = paper.experiment(name)
-    if isinstance(arms, str):
-        raise TypeError(f"arms must be a sequence of arm labels, not the string {arms!r}")
+    for what, value in (("arms", arms), ("settings", settings)):
+        if isinstance(value, str):
+            raise TypeError(f"{what} must be a sequence of names, not the string {value!r}")
+    if settings is not None:
+        experiment = _with_settings(experiment, profile, settings)
     if arms is not None:
         unknown = sorted(set(arms) - {a.label for a in experiment.arms})
         if unknown:
@@ -77,6 +81,16 @@ def run_experiment(
             if why:
                 record["untuned"] = why
     return result
+
+
+def _with_settings(experiment: Experiment, profile: str, names: Sequence[str]) -> Experiment:
+    """``experiment`` with the settings ``names`` only at ``profile`` (each kept setting's runs unchanged)."""
+    declared = [s.name for s in experiment.settings.get(profile, ())]
+    unknown = sorted(set(names) - set(declared))
+    if unknown:
+        raise ValueError(f"experiment {experiment.name!r} has no setting(s) {unknown} at {profile!r}; it has {declared}")
+    kept = tuple(s for s in experiment.settings[profile] if s.name in set(names))
+    return dataclasses.replace(experiment, settings={**experiment.settings, profile: kept})
 
 
 def _with_arms(experiment: Experiment, arms: Sequence[str]) -> Experiment:

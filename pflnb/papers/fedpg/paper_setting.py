@@ -1,13 +1,15 @@
 """FedPG's claims decided at the paper's own setting: Table 1 on Fashion-MNIST as the paper states it (Dir(0.1), 100
-clients, 10 % online a round, batch 50, 5 local epochs, 2,000 rounds, native 28 px and all the data), run on a CPU.
+clients, 10 % online a round, batch 50, 5 local epochs, 2,000 rounds, native 28 px and all the data), and App. B.1's
+Pat-2 row over the same setting (2 classes a client), run on a CPU.
 
-The runs are the ``paper`` profile's Table 1 runs of the arms in :data:`ARMS`, tuned and seeded exactly as the whole
-experiment tunes and seeds them (the same configs and cache keys; :func:`~pflnb.experiments.paper.run_experiment`'s
-``arms``). Only the claims in :data:`CLAIMS` read nothing but those arms; they are decided by the one rule
+The runs are the ``paper`` profile's runs of the arms in :data:`ARMS` (Table 1) and :data:`PAT2_ARMS` (App. B.1,
+Pat-2), tuned and seeded exactly as the whole experiments tune and seed them (the same configs and cache keys;
+:func:`~pflnb.experiments.paper.run_experiment`'s ``arms`` and ``settings``). Only the claims in :data:`CLAIMS` (and
+:data:`PAT2_CLAIMS` once Pat-2 has run) read nothing but those arms; they are decided by the one rule
 (:func:`~pflnb.experiments.paper.decide`) and written to ``figures/fedpg/claims-paper.csv``, beside the cpu profile's
 ``claims.csv``. The other Table 1 claims need the baselines at this setting, which have not run yet.
 
-    python -m pflnb.papers.fedpg.paper_setting [--workers 2] [--arms FedPG S-FedPG] [--no-write]
+    python -m pflnb.papers.fedpg.paper_setting [--workers 2] [--arms FedPG S-FedPG] [--pat2-arms FedPG] [--no-write]
 """
 
 from __future__ import annotations
@@ -29,32 +31,47 @@ ARMS = ("FedPG",)  # run at the paper's setting so far
 # the claims that read these arms only: FedPG's absolute G-acc, and its P-models keeping G-acc ≈ GM (S-FedPG's part
 # joins when S-FedPG has run; the paper's words, "P-models of FedPG maintain the global performance", name FedPG)
 CLAIMS = ("Absolute Table 1 numbers", "FedPG's P-models keep G-acc ≈ GM (protocol P1")
+PAT2 = ("Pat-2",)  # App. B.1's scenario over the Table 1 setting that runs here (table1_scenarios' setting)
+PAT2_ARMS: tuple[str, ...] = ()  # its arms run at the paper's setting so far (FedPG: about 13 runs, 11-14 minutes each)
+PAT2_CLAIMS = ("App. B.1 (Pat-2, 10 % online): FedPG's P-models keep G-acc ≈ GM",)
 
 
-def run(executor: Executor | None = None, progress: bool = True, arms: tuple[str, ...] = ARMS) -> ExperimentResult:
-    """The Table 1 runs of ``arms`` (default :data:`ARMS`) at the paper profile on Fashion-MNIST (cached runs are
-    loaded)."""
-    return run_experiment(PAPER, "table1", "paper", dataset=DATASET, arms=arms, executor=executor, progress=progress)
+def run(
+    executor: Executor | None = None,
+    progress: bool = True,
+    arms: tuple[str, ...] = ARMS,
+    pat2_arms: tuple[str, ...] = PAT2_ARMS,
+    profile: str = "paper",
+) -> dict[str, ExperimentResult]:
+    """The Table 1 runs of ``arms`` (default :data:`ARMS`) and, when ``pat2_arms`` names some, App. B.1's Pat-2 runs
+    of those (``table1_scenarios``), at the paper profile on Fashion-MNIST (cached runs are loaded)."""
+    kw: dict[str, Any] = dict(dataset=DATASET, executor=executor, progress=progress)
+    results = {"table1": run_experiment(PAPER, "table1", profile, arms=arms, **kw)}
+    if pat2_arms:
+        results["table1_scenarios"] = run_experiment(PAPER, "table1_scenarios", profile, arms=pat2_arms, settings=PAT2, **kw)
+    return results
 
 
-def claims(result: ExperimentResult) -> list[Claim]:
-    """The claims of :data:`CLAIMS` decided on ``result`` by the paper's rules."""
-    return decide(PAPER, {"table1": result}, only=CLAIMS)
+def claims(results: dict[str, ExperimentResult]) -> list[Claim]:
+    """The claims of :data:`CLAIMS`, and of :data:`PAT2_CLAIMS` when ``results`` has App. B.1's Pat-2 runs, decided by
+    the paper's rules."""
+    return decide(PAPER, results, only=CLAIMS + (PAT2_CLAIMS if "table1_scenarios" in results else ()))
 
 
-def write(result: ExperimentResult, path: str | Path | None = None) -> pd.DataFrame:
+def write(results: dict[str, ExperimentResult], path: str | Path | None = None) -> pd.DataFrame:
     """Write the decided claims to ``figures/fedpg/claims-paper.csv`` (or ``path``)."""
-    return write_claims(claims(result), path or figure_dir("fedpg", "paper") / "claims-paper.csv")
+    return write_claims(claims(results), path or figure_dir("fedpg", "paper") / "claims-paper.csv")
 
 
 def main(argv: list[str] | None = None) -> Any:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--arms", nargs="+", default=list(ARMS), help="Table 1 arms to run (default: ARMS)")
+    parser.add_argument("--pat2-arms", nargs="*", default=list(PAT2_ARMS), help="App. B.1 Pat-2 arms (default: PAT2_ARMS)")
     parser.add_argument("--no-write", action="store_true", help="run and decide, but leave claims-paper.csv as it is")
     args = parser.parse_args(argv)
-    result = run(Processes(args.workers), arms=tuple(args.arms))
-    table = claims_table(claims(result)) if args.no_write else write(result)
+    results = run(Processes(args.workers), arms=tuple(args.arms), pat2_arms=tuple(args.pat2_arms))
+    table = claims_table(claims(results)) if args.no_write else write(results)
     print(table[["claim", "verdict", "ours"]].to_string(index=False))
     return table
 
