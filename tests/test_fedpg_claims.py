@@ -667,6 +667,9 @@ def test_the_paper_setting_module_runs_the_named_arms_and_pat2_and_decides_only_
     assert set(table1_only) == {"table1"} and set(table1_only["table1"].table.label) == {"FedPG"}
     decided = ps.claims(table1_only)
     assert len(decided) == len(ps.CLAIMS) and all(any(c.claim.startswith(p) for c in decided) for p in ps.CLAIMS)
+    with_s = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG"), profile="smoke"))
+    (line_search,) = [c for c in with_s if c.claim.startswith(ps.S_FEDPG_CLAIMS[0])]  # S-FedPG ran: Eq. (9) is read
+    assert len(with_s) == len(ps.CLAIMS) + 1 and line_search.verdict == C.REPRODUCED  # a property, at any profile
     both = ps.run(Serial(), progress=False, arms=("FedPG",), pat2_arms=("FedPG",), profile="smoke")
     pat2 = both["table1_scenarios"].table
     assert set(pat2.label) == {"FedPG"} and set(pat2.setting) == set(ps.PAT2)

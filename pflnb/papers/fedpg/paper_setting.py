@@ -4,10 +4,11 @@ Pat-2 row over the same setting (2 classes a client), run on a CPU.
 
 The runs are the ``paper`` profile's runs of the arms in :data:`ARMS` (Table 1) and :data:`PAT2_ARMS` (App. B.1,
 Pat-2), tuned and seeded exactly as the whole experiments tune and seed them (the same configs and cache keys;
-:func:`~pflnb.experiments.paper.run_experiment`'s ``arms`` and ``settings``). Only the claims in :data:`CLAIMS` (and
-:data:`PAT2_CLAIMS` once Pat-2 has run) read nothing but those arms; they are decided by the one rule
-(:func:`~pflnb.experiments.paper.decide`) and written to ``figures/fedpg/claims-paper.csv``, beside the cpu profile's
-``claims.csv``. The other Table 1 claims need the baselines at this setting, which have not run yet.
+:func:`~pflnb.experiments.paper.run_experiment`'s ``arms`` and ``settings``). Only the claims in :data:`CLAIMS`, and
+in :data:`S_FEDPG_CLAIMS` and :data:`PAT2_CLAIMS` once S-FedPG and Pat-2 have run, read nothing but those arms; they
+are decided by the one rule (:func:`~pflnb.experiments.paper.decide`) and written to ``figures/fedpg/claims-paper.csv``,
+beside the cpu profile's ``claims.csv``. The other Table 1 claims need the baselines at this setting, which have not
+run yet.
 
     python -m pflnb.papers.fedpg.paper_setting [--workers 2] [--arms FedPG S-FedPG] [--pat2-arms FedPG] [--no-write]
 """
@@ -31,6 +32,7 @@ ARMS = ("FedPG",)  # run at the paper's setting so far
 # the claims that read these arms only: FedPG's absolute G-acc, and its P-models keeping G-acc ≈ GM (S-FedPG's part
 # joins when S-FedPG has run; the paper's words, "P-models of FedPG maintain the global performance", name FedPG)
 CLAIMS = ("Absolute Table 1 numbers", "FedPG's P-models keep G-acc ≈ GM (protocol P1")
+S_FEDPG_CLAIMS = ("S-FedPG's line search never raises",)  # Eq. (9) on S-FedPG's Table 1 runs, once they ran
 PAT2 = ("Pat-2",)  # App. B.1's scenario over the Table 1 setting that runs here (table1_scenarios' setting)
 PAT2_ARMS: tuple[str, ...] = ()  # its arms run at the paper's setting so far (FedPG: about 13 runs, 11-14 minutes each)
 PAT2_CLAIMS = ("App. B.1 (Pat-2, 10 % online): FedPG's P-models keep G-acc ≈ GM",)
@@ -53,9 +55,10 @@ def run(
 
 
 def claims(results: dict[str, ExperimentResult]) -> list[Claim]:
-    """The claims of :data:`CLAIMS`, and of :data:`PAT2_CLAIMS` when ``results`` has App. B.1's Pat-2 runs, decided by
-    the paper's rules."""
-    return decide(PAPER, results, only=CLAIMS + (PAT2_CLAIMS if "table1_scenarios" in results else ()))
+    """The claims of :data:`CLAIMS`, of :data:`S_FEDPG_CLAIMS` when S-FedPG ran, and of :data:`PAT2_CLAIMS` when
+    ``results`` has App. B.1's Pat-2 runs, decided by the paper's rules."""
+    only = CLAIMS + (S_FEDPG_CLAIMS if "S-FedPG" in set(results["table1"].table.label) else ())
+    return decide(PAPER, results, only=only + (PAT2_CLAIMS if "table1_scenarios" in results else ()))
 
 
 def write(results: dict[str, ExperimentResult], path: str | Path | None = None) -> pd.DataFrame:
