@@ -68,6 +68,8 @@ def run_experiment(
         if missing:
             raise ValueError(f"arms {sorted(arms)} take the tuned choice of {missing}; name those too")
         experiment = _with_arms(experiment, arms)
+    if settings is not None and not experiment.runs(profile, seeds, dataset, **overrides):
+        raise ValueError(f"experiment {name!r} has no runs of arms {arms} in settings {list(settings)} at {profile!r}")
     tuning, choice = _tune(experiment, profile, seeds, dataset, executor, progress, **overrides)
     runs = experiment.runs(profile, seeds, dataset, choice=choice, **overrides)
     records = _execute(experiment, runs, executor, progress)
@@ -87,9 +89,9 @@ def _with_settings(experiment: Experiment, profile: str, names: Sequence[str]) -
     """``experiment`` with the settings ``names`` only at ``profile`` (each kept setting's runs unchanged)."""
     declared = [s.name for s in experiment.settings.get(profile, ())]
     unknown = sorted(set(names) - set(declared))
-    if unknown:
-        raise ValueError(f"experiment {experiment.name!r} has no setting(s) {unknown} at {profile!r}; it has {declared}")
-    kept = tuple(s for s in experiment.settings[profile] if s.name in set(names))
+    if unknown or not names:
+        raise ValueError(f"experiment {experiment.name!r} has no setting(s) {unknown or '[]'} at {profile!r}; it has {declared}")
+    kept = tuple(s for s in experiment.settings.get(profile, ()) if s.name in set(names))
     return dataclasses.replace(experiment, settings={**experiment.settings, profile: kept})
 
 

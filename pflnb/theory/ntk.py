@@ -132,8 +132,8 @@ def one_step_ratio(
 # ---- kernels of any torch model ------------------------------------------------------------------------
 
 
-def jacobian(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """Per-sample Jacobian of the outputs w.r.t. all parameters, shape (n, k, P); model in eval mode."""
+def _jacobian_parts(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Per-sample Jacobian of the outputs w.r.t. each parameter, name → (n, k, *shape); model in eval mode."""
     model.eval()
     params = {n: p.detach() for n, p in model.named_parameters()}
     buffers = {n: b.detach() for n, b in model.named_buffers()}
@@ -141,9 +141,14 @@ def jacobian(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     def f(p: dict[str, torch.Tensor], xi: torch.Tensor) -> torch.Tensor:
         return functional_call(model, (p, buffers), (xi.unsqueeze(0),)).squeeze(0)
 
-    jac = vmap(jacrev(f), in_dims=(None, 0))(params, x)
+    return vmap(jacrev(f), in_dims=(None, 0))(params, x)
+
+
+def jacobian(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Per-sample Jacobian of the outputs w.r.t. all parameters, shape (n, k, P); model in eval mode."""
+    jac = _jacobian_parts(model, x)
     n = x.shape[0]
-    return torch.cat([jac[k].reshape(n, jac[k].shape[1], -1) for k in params], dim=2)
+    return torch.cat([j.reshape(n, j.shape[1], -1) for j in jac.values()], dim=2)
 
 
 def empirical_ntk(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -153,15 +158,19 @@ def empirical_ntk(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 
 def ntk_trace(model: nn.Module, x: torch.Tensor, chunk: int | None = None) -> float:
-    """tr Θ = Σ_i Σ_k ‖∇_θ f_k(x_i)‖² from the full Jacobian; ``chunk``: samples a Jacobian holds at once (its memory
-    is chunk·k·P numbers: 0.6 GB a sample for the 14 M-parameter DigitModel), default all of ``x``."""
-    step = len(x) if chunk is None else chunk
-    if step < 1:
+    """tr Θ = Σ_i Σ_k ‖∇_θ f_k(x_i)‖² from the full Jacobian, each parameter's block summed without joining them;
+    ``chunk``: samples a Jacobian holds at once (chunk·k·P numbers, 0.6 GB a sample for the 14 M-parameter DigitModel,
+    and one buffer for a block's squares), default all of ``x``."""
+    if chunk is not None and chunk < 1:
         raise ValueError(f"chunk must be a positive sample count, got {chunk}")
-    total = 0.0
+    step = max(len(x), 1) if chunk is None else chunk
+    total, buf = 0.0, torch.empty(0)
     for i in range(0, len(x), step):
-        j = jacobian(model, x[i : i + step])
-        total += float((j * j).sum())
+        for j in _jacobian_parts(model, x[i : i + step]).values():
+            if buf.numel() < j.numel() or buf.dtype != j.dtype or buf.device != j.device:
+                buf = torch.empty(j.numel(), dtype=j.dtype, device=j.device)  # the squares' buffer, reused
+            # a cascaded sum: vector_norm and dot accumulate float32 in order, 0.3-0.6 % off on the DigitModel
+            total += float(torch.mul(j, j, out=buf[: j.numel()].view_as(j)).sum())
     return total
 
 

@@ -95,7 +95,8 @@ _SIZES: dict[str, dict[str, Any]] = {
         sim_extra=SIM_EXTRA,  # at p = 0.5
         motivation_seeds=[0, 1, 2, 3, 4],
         # Table 7's paired timing: FedAvg and FedFac alternated, 7 × 10 rounds each (about 10 s; 5 × 3 rounds, rounds
-        # of 0.06 s, gave intervals that moved between reproduced and inconclusive from one regeneration to the next)
+        # of 0.06 s, gave intervals that moved between reproduced and inconclusive from one regeneration to the next;
+        # one regeneration at 7 × 10 so far)
         timing_repetitions=7,
         timing_rounds=10,
     ),

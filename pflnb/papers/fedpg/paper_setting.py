@@ -56,9 +56,10 @@ def run(
 
 def claims(results: dict[str, ExperimentResult]) -> list[Claim]:
     """The claims of :data:`CLAIMS`, of :data:`S_FEDPG_CLAIMS` when S-FedPG ran, and of :data:`PAT2_CLAIMS` when
-    ``results`` has App. B.1's Pat-2 runs, decided by the paper's rules."""
-    only = CLAIMS + (S_FEDPG_CLAIMS if "S-FedPG" in set(results["table1"].table.label) else ())
-    return decide(PAPER, results, only=only + (PAT2_CLAIMS if "table1_scenarios" in results else ()))
+    FedPG ran App. B.1's Pat-2 row, decided by the paper's rules."""
+    ran = {name: set(result.table.label) for name, result in results.items()}
+    only = CLAIMS + (S_FEDPG_CLAIMS if "S-FedPG" in ran["table1"] else ())
+    return decide(PAPER, results, only=only + (PAT2_CLAIMS if "FedPG" in ran.get("table1_scenarios", ()) else ()))
 
 
 def write(results: dict[str, ExperimentResult], path: str | Path | None = None) -> pd.DataFrame:
