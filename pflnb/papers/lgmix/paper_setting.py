@@ -1,7 +1,8 @@
 """LG-Mix's claims decided at the paper's own setting: the cost of Eq. (5)'s feature trace against the full NTK trace,
 timed on the paper's DigitModel (App. D.1: three 5×5 convolutions and two dense layers with BN, 512 features, 14.2 M
 parameters) at its 28 px inputs, with n up to 1,024 samples, past its m = 512 features (§3.3: "the number of samples
-is typically much larger than the last-layer feature dimension (e.g., 256 or 512)"); the paper states no n.
+is typically much larger than the last-layer feature dimension (e.g., 256 or 512)"); the paper states no n. Both
+costs grow linearly in n, so the ratio changes little with it.
 
 The timing is :func:`~pflnb.papers.lgmix.checks.trace_cost` at the ``paper`` profile's sizes
 (:func:`~pflnb.papers.lgmix.checks.theory_sizes`), the same call the notebook makes at that profile, on random inputs
@@ -10,7 +11,7 @@ The timing is :func:`~pflnb.papers.lgmix.checks.trace_cost` at the ``paper`` pro
 ``claims.csv``; the times go to ``figures/lgmix/timing-paper.csv``. A wall-clock ratio measured in one run on this
 machine: time it on a quiet machine.
 
-    python -m pflnb.papers.lgmix.paper_setting [--threads 1] [--no-write]   # about 25 minutes on one CPU thread
+    python -m pflnb.papers.lgmix.paper_setting [--threads 1] [--no-write]   # about 7 minutes on one CPU thread
 """
 
 from __future__ import annotations
