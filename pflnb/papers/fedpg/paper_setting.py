@@ -28,9 +28,9 @@ from pflnb.papers.fedpg.paper import PAPER
 from pflnb.plots import figure_dir
 
 DATASET = "fmnist"
-ARMS = ("FedPG",)  # run at the paper's setting so far
-# the claims that read these arms only: FedPG's absolute G-acc, and its P-models keeping G-acc ≈ GM (S-FedPG's part
-# joins when S-FedPG has run; the paper's words, "P-models of FedPG maintain the global performance", name FedPG)
+ARMS = ("FedPG", "S-FedPG")  # run at the paper's setting so far
+# the claims that read these arms only: FedPG's absolute G-acc, and FedPG's and S-FedPG's P-models keeping G-acc ≈ GM
+# (one part each; the paper's words, "P-models of FedPG maintain the global performance", name FedPG)
 CLAIMS = ("Absolute Table 1 numbers", "FedPG's P-models keep G-acc ≈ GM (protocol P1")
 S_FEDPG_CLAIMS = ("S-FedPG's line search never raises",)  # Eq. (9) on S-FedPG's Table 1 runs, once they ran
 PAT2 = ("Pat-2",)  # App. B.1's scenario over the Table 1 setting that runs here (table1_scenarios' setting)
