@@ -475,9 +475,12 @@ def test_claims_at_the_papers_own_setting_are_listed_under_the_readme_counts(tmp
     C.write_claims([C.Claim("A beats B", "+5", C.compare(a, b), seeds=[0, 1, 2])], tmp_path / "fedpg" / "claims.csv")
     assert C.paper_setting_text(C.paper_setting_claims(tmp_path)) == ""  # none decided at the paper's setting yet
     own = C.Claim("Absolute numbers (G-acc .895)", ".895", C.value({0: 0.89, 1: 0.895, 2: 0.9}, 89.5, 1.0))
-    C.write_claims([own], tmp_path / "fedpg" / C.PAPER_SETTING_FILE)
+    gap = C.Claim("G-acc ≈ GM", "±2", C.value({0: 0.5, 1: 0.6, 2: 0.7}, 89.5, 1.0))
+    C.write_claims([own, gap], tmp_path / "fedpg" / C.PAPER_SETTING_FILE)
+    C.write_claims([own], tmp_path / "lgmix" / C.PAPER_SETTING_FILE)
     text = C.readme_ledger_markdown(tmp_path)
     assert text.endswith(
-        "At the paper's own setting or sizes (1, `figures/<paper>/claims-paper.csv`): FedPG, Absolute numbers: reproduced."
+        "At the paper's own setting or sizes (3, `figures/<paper>/claims-paper.csv`): LG-Mix — Absolute numbers: "
+        "reproduced. FedPG — Absolute numbers: reproduced; G-acc ≈ GM: contradicted (outside the tolerance)."
     )
     assert "| FedPG | 1 |" in text  # the cpu profile's counts stay the claims.csv's alone

@@ -230,10 +230,15 @@ def paper_setting_claims(root: str | Path | None = None) -> pd.DataFrame:
 
 
 def paper_setting_text(table: pd.DataFrame) -> str:
-    """One README sentence on the claims decided at their paper's own setting ('' when there are none)."""
+    """One README sentence on the claims decided at their paper's own setting, paper by paper ('' when there are
+    none)."""
     if table.empty:
         return ""
-    items = "; ".join(f"{r.paper}, {r.claim.split(' (')[0]}: {r.verdict}" for r in table.itertuples(index=False))
+    by_paper = {paper: rows for paper, rows in table.groupby("paper", sort=False)}
+    items = ". ".join(
+        f"{paper} — " + "; ".join(f"{r.claim.split(' (')[0]}: {r.verdict}" for r in rows.itertuples(index=False))
+        for paper, rows in by_paper.items()
+    )
     return f"\n\nAt the paper's own setting or sizes ({len(table)}, `figures/<paper>/{PAPER_SETTING_FILE}`): {items}."
 
 
@@ -249,8 +254,8 @@ def readme_ledger_text(table: pd.DataFrame) -> str:
     counts = markdown_table(ledger_counts(table))
     return (
         f"{counts}\n\n"
-        f"The counts are the papers' own claims (each cites where the paper states it); '{OUR_CHECKS}' are our own "
-        f"sanity checks, listed apart and not counted. Every claim, with the paper's value and effect, ours with its "
+        f"The counts are the papers' own claims (each cites where the paper states it); '{OUR_CHECKS}', our own "
+        f"sanity checks, are not counted. Every claim, with the paper's value and effect, ours with its "
         f"90 % interval, the seeds and the verdict: the site's "
         f"[claims ledger]({SITE_LEDGER}) (`make site`, then open `{SITE_LEDGER_HTML}`), or `pflnb claims`."
     )
