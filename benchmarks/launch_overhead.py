@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +33,7 @@ from pflnb.fl.batched import functional_step
 from pflnb.fl.functional import FunctionalModel, stack_states
 from pflnb.fl.plan import Phase
 from pflnb.fl.training import OptimConfig
+from pflnb.kernels import cpu_model
 from pflnb.models import build_model
 
 Step = Callable[..., dict[str, torch.Tensor]]
@@ -189,15 +189,6 @@ def measure(args: argparse.Namespace, rows: int, device: torch.device) -> dict[s
     return out
 
 
-def cpu_name() -> str:
-    """The CPU's model name (/proc/cpuinfo), else the platform's."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-        return next(line.split(":", 1)[1].strip() for line in lines if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
 def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -217,7 +208,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, object]]:
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_name()
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model()
     print(f"device: {name}; torch {torch.__version__}; {args.model} on {args.channels}×{args.image}² inputs, batch {args.batch}")
     rows = []
     for r in args.rows:
