@@ -223,6 +223,17 @@ def measure(name: str, cfg: ExperimentConfig, rounds: int, stack: int, peak: flo
     return row
 
 
+def _kernels_line(kernels: dict | None) -> list[str]:
+    """The CPU kernels the timings ran on (:func:`pflnb.kernels.describe`), as a line of the report."""
+    if not kernels:
+        return []
+    return [
+        "",
+        f"CPU kernels: mode `{kernels['mode']}` ({'honoured' if kernels['honoured'] else 'NOT honoured'}), "
+        f"{kernels['cpu']}, torch capability {kernels['capability']}, MKL branch {kernels['mkl_branch']}.",
+    ]
+
+
 def markdown(result: dict) -> str:
     lines = [
         f"# Roofline: {result['device']}",
@@ -231,6 +242,7 @@ def markdown(result: dict) -> str:
         f" peak {result['peak_tflops']:.3f} TFLOP/s ({result['peak_how']}); measured {result['gemm_n']}² float32 GEMM "
         f"{result['gemm_tflops']:.3f} TFLOP/s. Rounds timed per path: {result['rounds']}; stack: {result['stack']} runs "
         "(seeds × rates ×1, ×0.5, ×2). A run's time is extrapolated to its full rounds; per run, amortized over the stack.",
+        *_kernels_line(result.get("kernels")),
         "",
         "| config | clients (online) | GFLOP/round | TFLOP/run | limit at peak | path | s/round per run | run | GFLOP/s "
         "| % of peak |",
@@ -284,6 +296,7 @@ def main() -> None:
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "argv": sys.argv[1:],
+        "kernels": pflnb.kernels.describe() if device.type == "cpu" else None,
         "peak_tflops": peak / 1e12,
         "peak_how": how,
         "gemm_n": gemm_n,
