@@ -529,18 +529,14 @@ def main(argv: list[str] | None = None) -> int:
     p_tun.add_argument("papers", nargs="*", help="papers (default: all five)")
     p_tun.add_argument("--profile", default="cpu", choices=PROFILES)
     p_tun.add_argument("--quiet", action="store_true")
-    p_recs = sub.add_parser(
-        "records", help="export the run records behind a reproduction (records/<profile>/), or import shipped ones"
-    )
+    p_recs = sub.add_parser("records", help="export a reproduction's run records (records/<profile>/), or import shipped ones")
     p_recs.add_argument("action", choices=("export", "import"))
     p_recs.add_argument("files", nargs="*", help="import: shipped record files (default: records/<profile>/*.jsonl.xz)")
     p_recs.add_argument("--profile", default="cpu", help="the profile (export: the executed folder's name, e.g. cpu-main)")
     p_recs.add_argument("--executed", default=None, help="export: the executed folder with runs/ (default executed/<profile>)")
     p_recs.add_argument("--out", default=None, help="export: the output folder (default records/<profile>)")
     p_recs.add_argument("--root", default=None, help="the results cache (default $PFLNB_RESULTS or results/)")
-    p_ver = sub.add_parser(
-        "verify", help="recompute a random sample of the shipped records and compare them bit for bit (wall clock aside)"
-    )
+    p_ver = sub.add_parser("verify", help="recompute a random sample of shipped records, compare bit for bit (wall clock aside)")
     p_ver.add_argument("files", nargs="*", help="shipped record files (default: records/<profile>/*.jsonl.xz)")
     p_ver.add_argument("-n", type=int, default=8, help="records drawn (stratified by notebook and kind)")
     p_ver.add_argument("--seed", type=int, default=None, help="the draw's seed (default: random, printed)")
@@ -554,7 +550,11 @@ def main(argv: list[str] | None = None) -> int:
     p_nb = sub.add_parser("notebooks", help="copy the notebooks (quickstart, one per paper, baselines) into a folder")
     p_nb.add_argument("dir", help="the folder (created if missing)")
     p_nb.add_argument("--force", action="store_true", help="replace notebooks already there")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)  # argparse leaves files after an option unparsed (records import --profile p F)
+    if extra and (args.command not in ("records", "verify") or any(e.startswith("-") for e in extra)):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        args.files += extra
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RunDivergedWarning)  # the CLI names diverged runs itself, after the table

@@ -228,3 +228,20 @@ def test_an_earlier_gzip_export_still_reads_and_a_new_export_replaces_it(shipped
     assert [ln.digest for ln in REC.read_lines([old])] == digests and len(digests) == 2
     REC.export(path.parent.parent / "executed", path.parent, root)
     assert REC.shipped_files(path.parent) == [path] and [ln.digest for ln in REC.read_lines([path])] == digests
+
+
+def test_records_import_takes_its_files_after_the_options_too(shipped, tmp_path, capsys):
+    """``pflnb records import --profile paper FILE`` (the order the guides write) imports FILE, as FILE before the
+    options does; an unknown option after the files is still an error."""
+    path, _, _ = shipped
+    for order, fresh in (("after", tmp_path / "a"), ("before", tmp_path / "b")):
+        argv = ["records", "import", "--profile", "paper", "--root", str(fresh)]
+        argv = [*argv, str(path)] if order == "after" else [*argv[:2], str(path), *argv[2:]]
+        assert main(argv) == 0, order
+        assert "2 records written, 0 already cached" in capsys.readouterr().out, order
+        assert len(list(fresh.rglob("*.json"))) == 2, order
+    with pytest.raises(SystemExit):
+        main(["records", "import", str(path), "--no-such-option"])
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["list", "stray"])
