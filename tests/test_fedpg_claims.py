@@ -680,3 +680,24 @@ def test_the_paper_setting_module_runs_the_named_arms_and_pat2_and_decides_only_
     assert len(decided) == len(ps.CLAIMS) + len(ps.PAT2_CLAIMS) and {c.verdict for c in decided} == {C.NOT_TESTABLE}
     path = tmp_path / "claims-paper.csv"
     assert list(ps.write(both, path).claim) == [c.claim for c in decided] and path.exists()
+
+
+def test_the_paper_setting_decides_the_baseline_claims_once_the_strongest_baseline_ran(tmp_path, monkeypatch):
+    """With FedProx (the paper's strongest Fashion-MNIST baseline) beside FedPG and S-FedPG, the paper-setting module
+    also decides the claims that read Table 1's baselines, each a stand-in naming the baselines that did not run; with
+    FedAvg-FT but not FedProx it does not."""
+    from pflnb.experiments.executors import Serial
+    from pflnb.papers.fedpg import paper_setting as ps
+
+    monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
+    without = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedAvg-FT"), profile="smoke"))
+    assert not any(c.claim.startswith(ps.BASELINE_CLAIMS) for c in without)
+    results = ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedAvg-FT", "FedProx"), profile="smoke")
+    decided = ps.claims(results)
+    baseline = [c for c in decided if c.claim.startswith(ps.BASELINE_CLAIMS)]
+    assert len(baseline) == len(ps.BASELINE_CLAIMS) and len(decided) == len(ps.CLAIMS) + 1 + len(ps.BASELINE_CLAIMS)
+    others = [a.label for a in PAPER.experiment("table1").arms if a.label not in ("FedPG", "S-FedPG", "FedAvg-FT", "FedProx")]
+    for c in baseline:
+        assert "only FedAvg-FT/FedProx ran at this setting" in c.stand_in, c.claim
+        assert f"(not run: {'/'.join(others)})" in c.stand_in, c.claim
+    assert not any("ran at this setting" in c.stand_in for c in decided if not c.claim.startswith(ps.BASELINE_CLAIMS))
