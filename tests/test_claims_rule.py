@@ -480,7 +480,11 @@ def test_claims_at_the_papers_own_setting_are_listed_under_the_readme_counts(tmp
     C.write_claims([own], tmp_path / "lgmix" / C.PAPER_SETTING_FILE)
     text = C.readme_ledger_markdown(tmp_path)
     assert text.endswith(
-        "At the paper's own setting or sizes (3, `figures/<paper>/claims-paper.csv`): LG-Mix — Absolute numbers: "
-        "reproduced. FedPG — Absolute numbers: reproduced; G-acc ≈ GM: contradicted (outside the tolerance)."
+        "At the paper's own setting or sizes (3 claims, `figures/<paper>/claims-paper.csv`, each on the [claims ledger]"
+        "(docs/ledger.md)): LG-Mix 1 reproduced; FedPG 1 reproduced, 1 contradicted."
     )
+    stand_in = C.Claim("G-acc ≈ GM", "±2", C.value({0: 0.5, 1: 0.6, 2: 0.7}, 89.5, 1.0), stand_in="fewer clients")
+    ours = C.Claim("L-acc below", "", C.value({0: 0.5, 1: 0.6, 2: 0.7}, 89.5, 1.0), source=C.OURS_SOURCE, cite="ours")
+    C.write_claims([own, stand_in, stand_in, ours], tmp_path / "fedpg" / C.PAPER_SETTING_FILE)  # our check not counted
+    assert C.readme_ledger_markdown(tmp_path).endswith("LG-Mix 1 reproduced; FedPG 1 reproduced, 2 contradicted (2 stand-ins).")
     assert "| FedPG | 1 |" in text  # the cpu profile's counts stay the claims.csv's alone

@@ -176,6 +176,26 @@ def test_ledger_page_counts_equal_the_ledger(tmp_path):
     assert '<a href="papers/lgmix.html">LG-Mix</a>' in page
 
 
+def test_ledger_page_lists_the_claims_decided_at_the_papers_own_settings_apart_from_the_counts(tmp_path):
+    """claims-paper.csv rows get their own section (anchors apart from the cpu rows, stand-in reasons listed, our
+    checks in their own table); the counts stay the claims.csv's."""
+    _claims(tmp_path, "fedpg")
+    assert "own settings" not in W.ledger_markdown(tmp_path)  # none decided there yet
+    a = {0: 0.89, 1: 0.895, 2: 0.9}
+    own = C.Claim("Absolute numbers", ".895", C.value(a, 89.5, 1.0), seeds=[0, 1, 2])
+    partial = C.Claim("Best of all", ".779", C.value(a, 99.0, 1.0), stand_in="only FedProx ran <here>")
+    check = C.Claim("L-acc below", "", C.value(a, 89.5, 1.0), source=C.OURS_SOURCE, cite="our check")
+    C.write_claims([own, partial, check], tmp_path / "fedpg" / C.PAPER_SETTING_FILE)
+    page = W.ledger_markdown(tmp_path)
+    section = page.split("## At the papers' own settings")[1].split("\n## ")[0]
+    assert "### FedPG at its own setting" in section and "LG-Mix" not in section
+    assert '<tr id="claim-fedpg-paper-1"' in section and '<tr id="claim-fedpg-paper-2"' in section
+    assert section.count('<table class="pflnb-claims">') == 1 and 'pflnb-ours">' in section
+    assert "<li>Best of all: only FedProx ran &lt;here&gt;</li>" in section and "Absolute numbers:" not in section
+    total_row = page.split('class="pflnb-total"')[1].split("</tr>")[0]
+    assert "<b>3</b>" in total_row  # the cpu profile's three claims alone
+
+
 def test_committed_claims_render_on_every_paper_page():
     """The real figures/: every paper page has one row per claim of its CSV, and figures matched to claims."""
     for key in C.PAPERS:

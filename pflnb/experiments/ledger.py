@@ -230,16 +230,22 @@ def paper_setting_claims(root: str | Path | None = None) -> pd.DataFrame:
 
 
 def paper_setting_text(table: pd.DataFrame) -> str:
-    """One README sentence on the claims decided at their paper's own setting, paper by paper ('' when there are
-    none)."""
+    """One README sentence on the papers' claims decided at their paper's own setting: per paper, how many of each
+    verdict, and how many of them are stand-ins (every claim, and our checks, on the site's ledger page); '' when
+    there are none."""
+    table = table[table.source == PAPER_SOURCE] if "source" in table else table
     if table.empty:
         return ""
-    by_paper = {paper: rows for paper, rows in table.groupby("paper", sort=False)}
-    items = ". ".join(
-        f"{paper} — " + "; ".join(f"{r.claim.split(' (')[0]}: {r.verdict}" for r in rows.itertuples(index=False))
-        for paper, rows in by_paper.items()
+    items = []
+    for paper, rows in table.groupby("paper", sort=False):
+        counts = rows.category.value_counts()
+        stand_ins = int((rows.stand_in != "").sum())
+        shown = ", ".join(f"{counts[c]} {c}" for c in COUNTED if c in counts)
+        items.append(f"{paper} {shown}" + (f" ({stand_ins} stand-in{'s' * (stand_ins > 1)})" if stand_ins else ""))
+    return (
+        f"\n\nAt the paper's own setting or sizes ({len(table)} claims, `figures/<paper>/{PAPER_SETTING_FILE}`, each on "
+        f"the [claims ledger]({SITE_LEDGER})): {'; '.join(items)}."
     )
-    return f"\n\nAt the paper's own setting or sizes ({len(table)}, `figures/<paper>/{PAPER_SETTING_FILE}`): {items}."
 
 
 def readme_ledger_markdown(root: str | Path | None = None) -> str:

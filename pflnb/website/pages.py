@@ -346,6 +346,7 @@ def ledger_markdown(figures: Path) -> str:
             "```",
             "",
         ]
+    lines += paper_setting_markdown(figures)
     for key, name in C.PAPERS.items():
         found = _read(figures, key)
         if found is None:
@@ -366,6 +367,42 @@ def ledger_markdown(figures: Path) -> str:
     lines += robustness_markdown(figures)
     lines += moves_markdown(figures)
     return "\n".join(lines)
+
+
+def paper_setting_markdown(figures: Path) -> list[str]:
+    """The ledger page's section on the claims decided at their paper's own setting (``figures/<paper>/claims-paper.csv``,
+    :func:`~pflnb.experiments.claims.paper_setting_claims`), paper by paper, with each stand-in's reasons; none when
+    no claim was decided there."""
+    table = C.paper_setting_claims(figures)
+    if table.empty:
+        return []
+    lines = [
+        "## At the papers' own settings",
+        "",
+        "Claims decided at the setting the paper states, or at its stated sizes with a stand-in that names what still "
+        "differs, by the same rule as the rest; the counts above are the cpu profile's alone. Each paper's table below "
+        "holds the same claims at the cpu profile.",
+        "",
+    ]
+    for key, name in C.PAPERS.items():
+        t = table[table.paper == name].drop(columns="paper").rename(columns={"paper value": "paper"}).reset_index(drop=True)
+        if t.empty:
+            continue
+        claims, checks = _split(t)
+        lines += [
+            f"### {name} at its own setting",
+            "",
+            f"`figures/{key}/{C.PAPER_SETTING_FILE}`",
+            "",
+            claims_html(claims, f"{key}-paper"),
+        ]
+        lines += ["", claims_html(checks, f"{key}-paper", ours=True)] if len(checks) else []
+        reasons = "".join(
+            f"<li>{html.escape(r.claim)}: {html.escape(r.stand_in)}</li>" for r in t.itertuples(index=False) if r.stand_in
+        )
+        lines += ["", f'<p>Stand-ins:</p><ul class="pflnb-stand-ins">{reasons}</ul>'] if reasons else []
+        lines += [""]
+    return lines
 
 
 def _count(value: Any) -> int | str:
