@@ -68,6 +68,20 @@ def test_check_finite_names_round_client_and_quantity():
     assert check_finite(4, updates, server, clients)["client"] == 0
 
 
+def test_check_finite_tells_an_overflowing_sum_of_finite_values_from_a_non_finite_value():
+    """The fast test sums each tensor: finite values whose sum overflows are still finite (no divergence), and an
+    +inf beside a -inf (a NaN sum) or a lone NaN among large values is found."""
+    big = torch.full((4,), 3e38)  # float32: the sum overflows to inf, every value is finite
+    updates = {0: ClientUpdate({}, {}, {"loss": 0.5})}
+    assert check_finite(1, updates, {"model": {"w": big}}, [{"model": {"w": big.clone()}}]) is None
+    both = torch.tensor([1.0, float("inf"), float("-inf")], dtype=torch.float64)
+    found = check_finite(1, updates, {"model": {"w": big}}, [{"model": {"w": both}}])
+    assert (found["client"], found["quantity"], found["value"]) == (0, "client state model.w", "inf")
+    nan_in_big = big.clone()
+    nan_in_big[3] = float("nan")
+    assert check_finite(1, updates, {"bank": nan_in_big}, [{"model": {"w": big.clone()}}])["quantity"] == "server state bank"
+
+
 class _NanAt:
     """Wraps FedAvg: the server state of round ``nan_round`` gets a NaN (losses stay finite)."""
 

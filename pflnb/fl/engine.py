@@ -280,10 +280,13 @@ def check_finite(
         parts = [(cid, "message", up.message) for cid, up in updates.items()]
     else:
         parts = [(cid, "client state", clients[cid]) for cid in updates] + [(None, "server state", server)]
+    # A finite sum has no NaN or ±inf among its terms, and a sum reads its tensor once (an element-wise test writes
+    # and reads a mask besides: 20x the time on FedPG's 160 MB bank of gradients); a non-finite sum (a NaN or ±inf
+    # term, or finite terms whose sum overflows) sends the search below to the element-wise test, which decides.
     flags: dict[torch.device, list[torch.Tensor]] = {}
     for _, _, value in parts:
         for _, t in _tensor_leaves(value):
-            flags.setdefault(t.device, []).append(torch.isfinite(t).all())
+            flags.setdefault(t.device, []).append(t.sum().isfinite())
     if all(bool(torch.stack(f).all()) for f in flags.values()):  # one device sync per device
         return None
     for cid, what, value in parts:
