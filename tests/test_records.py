@@ -245,3 +245,28 @@ def test_records_import_takes_its_files_after_the_options_too(shipped, tmp_path,
     assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["list", "stray"])
+
+
+def test_verify_recomputes_a_papers_own_job_by_the_job_that_computed_it(tmp_path, monkeypatch):
+    """A record of a job beside a plain run (FedPG's P-model scores: the run's record with ``pm``) is rebuilt as that
+    job and recomputed equal, not as the plain run (whose record lacks ``pm``); a record whose fields rebuild a job
+    of another key than its file name is skipped, saying so."""
+    from pflnb.papers.fedpg.experiments import PModelJob
+
+    executed, root = tmp_path / "executed", tmp_path / "results"
+    (executed / "runs").mkdir(parents=True)
+    monkeypatch.setenv(RUN_LOG_ENV, str(executed / "runs" / "03_toy.jsonl"))
+    cfg = profile_config("smoke", "digits5-lite", rounds=2, model="tiny-bn-cnn", method="fedavg-ft")
+    job = PModelJob(cfg, cs=(0.0, 1.0))
+    execute([job], Serial(), root=root, progress=False, kind="verdict", experiment="table1")
+    monkeypatch.delenv(RUN_LOG_ENV)
+    REC.export(executed, tmp_path / "records", root)
+    (line,) = REC.read_lines([tmp_path / "records" / "03_toy.jsonl.xz"])
+    assert line.path.startswith("smoke/pm-fedavg-ft-") and REC.rebuild(line.record()) == job
+    assert REC.rebuild({**line.record(), "pm": {"cs": [0.5]}}) != job  # other scores: another job
+    ((row),) = REC.verify([line], progress=False)
+    assert (row["status"], row["detail"]) == ("equal", "")
+    line.content = {**line.content, "pm": {**line.content["pm"], "cs": [0.5]}}  # its fields now name another job
+    line.digest = REC.digest(line.content)
+    ((row),) = REC.verify([line], progress=False)
+    assert row["status"] == "skipped" and "not rebuilt from its record" in row["detail"]

@@ -157,6 +157,16 @@ class StaleRecord(ValueError):
 
 TRANSIENT = ("final", "not_cached")  # in a returned record, never in the cache
 
+# Jobs other than a plain engine run whose record its config and own fields describe: each function takes a record
+# and returns the job that computed it, or None when the record is not its kind (`pflnb verify` recomputes it).
+REBUILDERS: list[Callable[[dict[str, Any]], Job | None]] = []
+
+
+def rebuilds(fn: Callable[[dict[str, Any]], Job | None]) -> Callable[[dict[str, Any]], Job | None]:
+    """Register ``fn`` in :data:`REBUILDERS` (a decorator, beside the job class it rebuilds)."""
+    REBUILDERS.append(fn)
+    return fn
+
 
 # ---- engine runs ----------------------------------------------------------------------------------------------
 

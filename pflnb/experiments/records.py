@@ -18,8 +18,8 @@ differences, as it should; the determinism guide). So each record ships with a *
 - :func:`claim_lines` selects the records one claim read: the runs of the experiments its claims CSV row names
   (column ``reads``).
 - :func:`verify` draws records at random (a printed seed; stratified so that every notebook and kind is drawn),
-  recomputes each engine run from its config in a fresh cache, and compares digests; the first differing field is
-  named.
+  recomputes each in a fresh cache by the job that computed it (:func:`rebuild`: an engine run from its config, or a
+  paper's own job such as FedPG's P-model scores), and compares digests; the first differing field is named.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import importlib
 import io
 import json
 import lzma
@@ -46,7 +47,8 @@ from pflnb.experiments.cache import read_json, read_torch, results_root, strict_
 from pflnb.experiments.claims import figures_root, read_claims
 from pflnb.experiments.config import ExperimentConfig
 from pflnb.experiments.executors import Serial, execute
-from pflnb.experiments.jobs import TRANSIENT, RunJob
+from pflnb.experiments.jobs import REBUILDERS, TRANSIENT, Job, RunJob
+from pflnb.experiments.registry import PAPERS
 from pflnb.fl.engine import to_jsonable
 
 RECORDS = Path(__file__).resolve().parents[2] / "records"  # the repository's shipped records
@@ -343,17 +345,29 @@ def claim_lines(lines: Sequence[Line], text: str, figures: Path | None = None) -
     return claim, pool
 
 
+def rebuild(record: dict[str, Any]) -> Job:
+    """The job that computed ``record``: the first of :data:`~pflnb.experiments.jobs.REBUILDERS` (the papers' jobs
+    beside a run, such as FedPG's P-model scores) that knows it, else the engine run of its config."""
+    for key in PAPERS:  # each paper registers its own jobs where it declares them
+        importlib.import_module(f"pflnb.papers.{key}.paper")
+    jobs = (fn(record) for fn in REBUILDERS)
+    return next((job for job in jobs if job is not None), None) or RunJob(ExperimentConfig.from_dict(record["config"]))
+
+
 def recompute(line: Line) -> tuple[Any | None, str]:
-    """The record of ``line`` computed again from its config in a fresh cache, and a note; None with the reason where
-    the record is not an engine run that its config alone describes (a side computation, an evaluation protocol)."""
+    """The record of ``line`` computed again by the job that computed it (:func:`rebuild`) in a fresh cache, and a
+    note; None with the reason where the record is not a job that its config and fields describe (a side
+    computation, an evaluation protocol), or where the job rebuilt is not the one whose key names the record."""
     record = line.record()
     if not isinstance(record, dict) or "config" not in record or "key" not in record:
         return None, "not an engine run (a side computation): recomputed by its notebook only"
     if record.get("protocol"):
         return None, f"an engine run under the evaluation protocol {record['protocol']!r}: recomputed by its notebook only"
-    cfg = ExperimentConfig.from_dict(record["config"])
+    job, key = rebuild(record), Path(line.path).stem.rsplit("-", 1)[-1]
+    if job.key() != key:
+        return None, f"not rebuilt from its record (the {job.label()} job's key is {job.key()}): recomputed by its notebook only"
     with tempfile.TemporaryDirectory(prefix="pflnb-verify-") as tmp:
-        (fresh,) = execute([RunJob(cfg)], Serial(), cache=False, root=Path(tmp), progress=False)
+        (fresh,) = execute([job], Serial(), cache=False, root=Path(tmp), progress=False)
     return {k: v for k, v in fresh.items() if k not in TRANSIENT}, ""
 
 

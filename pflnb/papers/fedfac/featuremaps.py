@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from pflnb.experiments.jobs import ConfigJob, check_record, digest
+from pflnb.experiments.config import ExperimentConfig
+from pflnb.experiments.jobs import ConfigJob, check_record, digest, rebuilds
 from pflnb.experiments.run import reopen
 
 
@@ -91,6 +92,13 @@ class FeatureMapJob(ConfigJob):
         maps = {"layer": layer, "shared": shared, "correlation": corr, "example": example}
         acc = fa.record.get("summary", {}).get("test_acc", float("nan"))  # NaN: FedAvg diverged
         return {**ff.record, "featuremaps": {**maps, "fedavg_test_acc": float(acc)}}
+
+
+@rebuilds
+def _feature_map_job(record: dict[str, Any]) -> FeatureMapJob | None:
+    """The :class:`FeatureMapJob` behind a record with feature maps (its default number of images; a record made with
+    another has another key, which :func:`pflnb.experiments.records.recompute` tells)."""
+    return FeatureMapJob(ExperimentConfig.from_dict(record["config"])) if "featuremaps" in record else None
 
 
 def fedavg_accuracy(records: Sequence[dict[str, Any]], seeds: Sequence[int]) -> dict[int, float]:

@@ -34,7 +34,8 @@ from pflnb.algorithms.partial import PartialFedAvg
 from pflnb.data import FederatedDataset
 from pflnb.data.federated import Split
 from pflnb.experiments.claims import marked
-from pflnb.experiments.jobs import ConfigJob, EvalProtocol, check_record, digest
+from pflnb.experiments.config import ExperimentConfig
+from pflnb.experiments.jobs import ConfigJob, EvalProtocol, check_record, digest, rebuilds
 from pflnb.experiments.paper import ExperimentResult
 from pflnb.experiments.run import reopen
 from pflnb.experiments.tables import curve_table, mean_std
@@ -77,6 +78,14 @@ class PModelJob(ConfigJob):
         if self.fresh:
             record["pm_fresh"] = fresh_pm_scores(runs, cs=self.cs)
         return record
+
+
+@rebuilds
+def _p_model_job(record: dict[str, Any]) -> PModelJob | None:
+    """The :class:`PModelJob` behind a record with P-model scores (``pm``; ``pm_fresh`` with protocol P2)."""
+    if "pm" not in record:
+        return None
+    return PModelJob(ExperimentConfig.from_dict(record["config"]), fresh="pm_fresh" in record, cs=tuple(record["pm"]["cs"]))
 
 
 # ---------------------------------------------------------------------------------------------- metrics
