@@ -270,3 +270,25 @@ def test_verify_recomputes_a_papers_own_job_by_the_job_that_computed_it(tmp_path
     line.digest = REC.digest(line.content)
     ((row),) = REC.verify([line], progress=False)
     assert row["status"] == "skipped" and "not rebuilt from its record" in row["detail"]
+
+
+def test_verify_recomputes_runs_under_a_registered_evaluation_protocol_and_skips_others(tmp_path, monkeypatch):
+    """A run under FedPG's S-acc protocol is rebuilt with that protocol (its key names it) and recomputed equal; a run
+    under a protocol no paper registers is skipped, naming the protocol."""
+    from pflnb.experiments.jobs import EvalProtocol
+    from pflnb.papers.fedpg.experiments import S_ACC, s_acc_test_splits
+
+    executed, root = tmp_path / "executed", tmp_path / "results"
+    (executed / "runs").mkdir(parents=True)
+    monkeypatch.setenv(RUN_LOG_ENV, str(executed / "runs" / "03_toy.jsonl"))
+    cfg = profile_config("smoke", "digits5-lite", rounds=2, model="tiny-bn-cnn", method="fedavg")
+    unregistered = EvalProtocol("not-registered", s_acc_test_splits)
+    jobs = [RunJob(cfg, protocol=S_ACC), RunJob(cfg.replace(seed=1), protocol=unregistered)]
+    execute(jobs, Serial(), root=root, progress=False, kind="verdict", experiment="fig5")
+    monkeypatch.delenv(RUN_LOG_ENV)
+    REC.export(executed, tmp_path / "records", root)
+    lines = sorted(REC.read_lines([tmp_path / "records" / "03_toy.jsonl.xz"]), key=lambda ln: ln.record()["config"]["seed"])
+    assert [REC.rebuild(ln.record()) for ln in lines][0] == jobs[0]
+    rows = REC.verify(lines, progress=False)
+    assert [r["status"] for r in rows] == ["equal", "skipped"]
+    assert "evaluation protocol 'not-registered'" in rows[1]["detail"]

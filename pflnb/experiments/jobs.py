@@ -488,3 +488,15 @@ class Reopened:
         module = self.model_fn().to(self.device)
         module.load_state_dict(self.server["model"] if state is None else state)
         return module
+
+
+def rebuilds_runs_under(protocol: EvalProtocol) -> EvalProtocol:
+    """Register the engine runs under ``protocol`` in :data:`REBUILDERS` (their records name it) and return it."""
+
+    def run_under(record: dict[str, Any]) -> RunJob | None:
+        if record.get("protocol") != protocol.name:
+            return None
+        return RunJob(ExperimentConfig.from_dict(record["config"]), protocol=protocol)
+
+    rebuilds(run_under)
+    return protocol

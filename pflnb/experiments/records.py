@@ -357,15 +357,15 @@ def rebuild(record: dict[str, Any]) -> Job:
 def recompute(line: Line) -> tuple[Any | None, str]:
     """The record of ``line`` computed again by the job that computed it (:func:`rebuild`) in a fresh cache, and a
     note; None with the reason where the record is not a job that its config and fields describe (a side
-    computation, an evaluation protocol), or where the job rebuilt is not the one whose key names the record."""
+    computation), or where the job rebuilt is not the one whose key names the record (an evaluation protocol that no
+    paper registers, say)."""
     record = line.record()
     if not isinstance(record, dict) or "config" not in record or "key" not in record:
         return None, "not an engine run (a side computation): recomputed by its notebook only"
-    if record.get("protocol"):
-        return None, f"an engine run under the evaluation protocol {record['protocol']!r}: recomputed by its notebook only"
     job, key = rebuild(record), Path(line.path).stem.rsplit("-", 1)[-1]
     if job.key() != key:
-        return None, f"not rebuilt from its record (the {job.label()} job's key is {job.key()}): recomputed by its notebook only"
+        protocol = f" (an engine run under the evaluation protocol {record['protocol']!r})" if record.get("protocol") else ""
+        return None, f"not rebuilt from its record{protocol}: recomputed by its notebook only"
     with tempfile.TemporaryDirectory(prefix="pflnb-verify-") as tmp:
         (fresh,) = execute([job], Serial(), cache=False, root=Path(tmp), progress=False)
     return {k: v for k, v in fresh.items() if k not in TRANSIENT}, ""

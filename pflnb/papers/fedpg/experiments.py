@@ -35,7 +35,7 @@ from pflnb.data import FederatedDataset
 from pflnb.data.federated import Split
 from pflnb.experiments.claims import marked
 from pflnb.experiments.config import ExperimentConfig
-from pflnb.experiments.jobs import ConfigJob, EvalProtocol, check_record, digest, rebuilds
+from pflnb.experiments.jobs import ConfigJob, EvalProtocol, check_record, digest, rebuilds, rebuilds_runs_under
 from pflnb.experiments.paper import ExperimentResult
 from pflnb.experiments.run import reopen
 from pflnb.experiments.tables import curve_table, mean_std
@@ -273,7 +273,8 @@ def s_acc_test_splits(data: FederatedDataset, seed: int, c: float = S_ACC_C) -> 
     return dataclasses.replace(data, clients=clients, info={**data.info, "protocol": f"s-acc({c})"})
 
 
-S_ACC = EvalProtocol("fedpg-s-acc(0.5)", s_acc_test_splits)  # Fig. 5's evaluation protocol (part of the runs' keys)
+# Fig. 5's evaluation protocol (part of the runs' keys)
+S_ACC = rebuilds_runs_under(EvalProtocol("fedpg-s-acc(0.5)", s_acc_test_splits))
 
 
 def s_acc_rounds_table(records: list[dict[str, Any]]) -> pd.DataFrame:

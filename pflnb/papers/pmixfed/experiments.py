@@ -16,7 +16,7 @@ from pflnb.algorithms.pmixfed import mu_sigmoid
 from pflnb.data import ClientData, FederatedDataset, build_federated
 from pflnb.experiments.claims import marked
 from pflnb.experiments.config import ExperimentConfig
-from pflnb.experiments.jobs import EvalProtocol
+from pflnb.experiments.jobs import EvalProtocol, rebuilds_runs_under
 from pflnb.experiments.paper import ExperimentResult
 from pflnb.experiments.tables import curve_table
 
@@ -137,7 +137,8 @@ def mismatch_test_splits(data: FederatedDataset, seed: int) -> FederatedDataset:
     return dataclasses.replace(data, clients=shuffle(data.clients), unseen=shuffle(data.unseen), info=info)
 
 
-MISMATCHED = EvalProtocol("pmixfed-mismatched", mismatch_test_splits)  # the paper's §5.2 protocol (part of the key)
+# the paper's §5.2 protocol (part of the key)
+MISMATCHED = rebuilds_runs_under(EvalProtocol("pmixfed-mismatched", mismatch_test_splits))
 
 
 # ------------------------------------------------------------------------------------------ tables
