@@ -281,6 +281,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
 def _cmd_records(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else None
+    if args.action == "export" and args.files:
+        raise ValueError(f"records export takes no files (it reads --executed), got {args.files}")
     if args.action == "export":
         executed = Path(args.executed) if args.executed else Path(__file__).resolve().parents[1] / "executed" / args.profile
         out = Path(args.out) if args.out else REC.RECORDS / args.profile
@@ -293,10 +295,9 @@ def _cmd_records(args: argparse.Namespace) -> int:
         return 0
     files = [Path(f) for f in args.files] or REC.shipped_files(profile=args.profile)
     counts = REC.import_records(files, root)
-    print(f"[pflnb] {counts['written']} records written, {counts['present']} already cached and equal", end="")
-    if counts["missing"]:
-        print(f"; {counts['missing']} shipped as digests only: their notebooks recompute them (import again to check)", end="")
-    print()
+    n = counts["missing"]
+    gone = f"; {n} shipped as digests only: their notebooks recompute them (import again to check)" if n else ""
+    print(f"[pflnb] {counts['written']} records written, {counts['present']} already cached and equal{gone}")
     for where in counts["differ"]:
         print(f"pflnb: differs: {where}: the cached file does not give the shipped digest (left as it is)", file=sys.stderr)
     return 1 if counts["differ"] else 0

@@ -474,6 +474,8 @@ def test_claims_at_the_papers_own_setting_are_listed_under_the_readme_counts(tmp
     a, b = pair(diffs(5.0, 0.5))
     C.write_claims([C.Claim("A beats B", "+5", C.compare(a, b), seeds=[0, 1, 2])], tmp_path / "fedpg" / "claims.csv")
     assert C.paper_setting_text(C.paper_setting_claims(tmp_path)) == ""  # none decided at the paper's setting yet
+    C.write_claims([C.Claim("One", ".9", C.value({0: 0.89, 1: 0.9}, 89.5, 1.0))], tmp_path / "lgmix" / C.PAPER_SETTING_FILE)
+    assert "(1 claim, `figures" in C.paper_setting_text(C.paper_setting_claims(tmp_path))
     own = C.Claim("Absolute numbers (G-acc .895)", ".895", C.value({0: 0.89, 1: 0.895, 2: 0.9}, 89.5, 1.0))
     gap = C.Claim("G-acc ≈ GM", "±2", C.value({0: 0.5, 1: 0.6, 2: 0.7}, 89.5, 1.0))
     C.write_claims([own, gap], tmp_path / "fedpg" / C.PAPER_SETTING_FILE)

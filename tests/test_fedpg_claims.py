@@ -699,5 +699,12 @@ def test_the_paper_setting_decides_the_baseline_claims_once_the_strongest_baseli
     others = [a.label for a in PAPER.experiment("table1").arms if a.label not in ("FedPG", "S-FedPG", "FedAvg-FT", "FedProx")]
     for c in baseline:
         assert "only FedAvg-FT/FedProx ran at this setting" in c.stand_in, c.claim
-        assert f"(not run: {'/'.join(others)})" in c.stand_in, c.claim
+        assert f"(not run: {'/'.join(others)};" in c.stand_in, c.claim
     assert not any("ran at this setting" in c.stand_in for c in decided if not c.claim.startswith(ps.BASELINE_CLAIMS))
+    assert all("the paper's, not in our Table 1: FedAMP/FedFomo/FedROD/SplitGP" in c.stand_in for c in baseline)
+    # FedProx as the only baseline: every rule runs (as at the paper profile: the smoke guard off), none fails
+    monkeypatch.setattr(FC, "_smoke", lambda results: False)
+    alone = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedProx"), profile="smoke"))
+    assert sum(c.claim.startswith(ps.BASELINE_CLAIMS) for c in alone) == len(ps.BASELINE_CLAIMS)
+    (l_acc,) = [c for c in alone if c.claim.startswith("FedPG's L-acc is below")]
+    assert "FedProx" in l_acc.outcome.ours and "FedAvg-FT" not in l_acc.outcome.ours  # one baseline: its outcome, not parts

@@ -245,6 +245,18 @@ def test_records_import_takes_its_files_after_the_options_too(shipped, tmp_path,
     assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["list", "stray"])
+    assert main(["records", "export", "--profile", "cpu", "stray"]) == 2  # export reads no files: an error, not ignored
+    assert "records export takes no files" in capsys.readouterr().err
+
+
+def test_verify_reports_a_plain_run_whose_config_gives_another_key_than_its_file(shipped):
+    """A shipped plain run whose file name's key its config no longer gives (another key scheme) differs, saying so,
+    instead of being skipped."""
+    path, _, _ = shipped
+    line = next(iter(REC.read_lines([path])))
+    line.path = line.path.rsplit("-", 1)[0] + "-0000000000000000.json"
+    ((row),) = REC.verify([line], progress=False)
+    assert row["status"] == "differs" and "not its file's 0000000000000000" in row["detail"]
 
 
 def test_verify_recomputes_a_papers_own_job_by_the_job_that_computed_it(tmp_path, monkeypatch):

@@ -240,10 +240,11 @@ def paper_setting_text(table: pd.DataFrame) -> str:
     for paper, rows in table.groupby("paper", sort=False):
         counts = rows.category.value_counts()
         stand_ins = int((rows.stand_in != "").sum())
-        shown = ", ".join(f"{counts[c]} {c}" for c in COUNTED if c in counts)
+        shown = ", ".join(f"{counts[c]} {c}" for c in (*COUNTED, *SKIPPED) if c in counts)
         items.append(f"{paper} {shown}" + (f" ({stand_ins} stand-in{'s' * (stand_ins > 1)})" if stand_ins else ""))
     return (
-        f"\n\nAt the paper's own setting or sizes ({len(table)} claims, `figures/<paper>/{PAPER_SETTING_FILE}`, each on "
+        f"\n\nAt the paper's own setting or sizes ({len(table)} claim{'s' * (len(table) > 1)}, "
+        f"`figures/<paper>/{PAPER_SETTING_FILE}`, each on "
         f"the [claims ledger]({SITE_LEDGER})): {'; '.join(items)}."
     )
 

@@ -354,15 +354,21 @@ def rebuild(record: dict[str, Any]) -> Job:
     return next((job for job in jobs if job is not None), None) or RunJob(ExperimentConfig.from_dict(record["config"]))
 
 
+class KeyMismatch(ValueError):
+    """A shipped plain run whose config no longer gives the key in its file name (the record is stale)."""
+
+
 def recompute(line: Line) -> tuple[Any | None, str]:
     """The record of ``line`` computed again by the job that computed it (:func:`rebuild`) in a fresh cache, and a
     note; None with the reason where the record is not a job that its config and fields describe (a side
     computation), or where the job rebuilt is not the one whose key names the record (an evaluation protocol that no
-    paper registers, say)."""
+    paper registers, say). A plain run whose config gives another key than its file's raises :class:`KeyMismatch`."""
     record = line.record()
     if not isinstance(record, dict) or "config" not in record or "key" not in record:
         return None, "not an engine run (a side computation): recomputed by its notebook only"
     job, key = rebuild(record), Path(line.path).stem.rsplit("-", 1)[-1]
+    if job.key() != key and type(job) is RunJob and not record.get("protocol"):  # a plain run: its config names it
+        raise KeyMismatch(f"its config's key is {job.key()}, not its file's {key}: computed under another key scheme")
     if job.key() != key:
         protocol = f" (an engine run under the evaluation protocol {record['protocol']!r})" if record.get("protocol") else ""
         return None, f"not rebuilt from its record{protocol}: recomputed by its notebook only"
@@ -371,26 +377,32 @@ def recompute(line: Line) -> tuple[Any | None, str]:
     return {k: v for k, v in fresh.items() if k not in TRANSIENT}, ""
 
 
+def _status(line: Line) -> tuple[str, str]:
+    """(equal, differs or skipped; the first differing field or why) of one shipped line, recomputed."""
+    if not line.shipped:
+        return "skipped", "shipped as its digest only: `pflnb records import` checks it once recomputed"
+    shipped = line.record()
+    if digest(shipped) != line.digest:
+        return "differs", "the shipped content does not give its digest"
+    try:
+        fresh, why = recompute(line)
+    except KeyMismatch as err:
+        return "differs", str(err)
+    if fresh is None:
+        return "skipped", why
+    if digest(fresh) == line.digest:
+        return "equal", ""
+    return "differs", first_difference(shipped, fresh) or "digest only"
+
+
 def verify(lines: Sequence[Line], progress: bool = True) -> list[dict[str, Any]]:
     """Recompute each line's record and compare it with the shipped one: a row per line with ``status`` equal,
     differs (and the first differing field) or skipped (and why), and the seconds it took."""
     rows = []
     for i, ln in enumerate(lines):
         t0 = time.perf_counter()
-        row = {"notebook": ln.notebook, "kind": ln.kind, "path": ln.path}
-        shipped = ln.record() if ln.shipped else None
-        if not ln.shipped:
-            row.update(status="skipped", detail="shipped as its digest only: `pflnb records import` checks it once recomputed")
-        elif digest(shipped) != ln.digest:
-            row.update(status="differs", detail="the shipped content does not give its digest")
-        else:
-            fresh, why = recompute(ln)
-            if fresh is None:
-                row.update(status="skipped", detail=why)
-            elif digest(fresh) == ln.digest:
-                row.update(status="equal", detail="")
-            else:
-                row.update(status="differs", detail=first_difference(shipped, fresh) or "digest only")
+        status, detail = _status(ln)
+        row = {"notebook": ln.notebook, "kind": ln.kind, "path": ln.path, "status": status, "detail": detail}
         row["seconds"] = round(time.perf_counter() - t0, 1)
         rows.append(row)
         if progress:

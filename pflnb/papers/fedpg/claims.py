@@ -361,7 +361,8 @@ def l_acc_below(results: Mapping[str, Any]) -> Decided:
     """Each baseline's L-acc above FedPG's (P1; our check)."""
     runs = _runs(results, TABLE1)
     fedpg = seed_values(runs["FedPG"], "L")
-    return parts(**{b: compare(seed_values(runs[b], "L"), fedpg, names=(b, "FedPG")) for b in _baselines(results)}), _seeds(fedpg)
+    each = {b: compare(seed_values(runs[b], "L"), fedpg, names=(b, "FedPG")) for b in _baselines(results)}
+    return _parts_or_one(each), _seeds(fedpg)
 
 
 @_at_scale(names=GAMMA_PARTS)
