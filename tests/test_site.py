@@ -199,8 +199,11 @@ def test_paper_pages_and_ledger_show_the_claims_csvs(site):
     counts = C.ledger_counts(C.ledger())
     total = ledger.split('class="pflnb-total"')[1].split("</tr>")[0]
     assert f"<b>{int(counts['total'].sum())}</b>" in total
-    # every row: the papers' claims (counted) and our checks (their own tables, not counted)
-    assert ledger.count('<tr id="claim-') == int(counts["total"].sum() + counts[C.OUR_CHECKS].sum())
+    # every row: the papers' claims (counted) and our checks (their own tables, not counted), then apart the claims
+    # decided at the papers' own settings (claims-paper.csv)
+    setting = len(re.findall(r'<tr id="claim-[a-z0-9]+-paper-', ledger))
+    assert setting == len(C.paper_setting_claims())
+    assert ledger.count('<tr id="claim-') - setting == int(counts["total"].sum() + counts[C.OUR_CHECKS].sum())
 
 
 def test_notebook_pages_show_their_figures_inline(site):
