@@ -309,12 +309,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.claim is not None:
         claim, lines = REC.claim_lines(lines, args.claim)
         print(f"[pflnb] verify: the {len(lines)} shipped records read by {claim!r}")
-    if args.all:
-        chosen = [ln for ln in lines if args.notebook is None or ln.notebook == args.notebook]
-    else:
+    lines = [ln for ln in lines if args.notebook in (None, ln.notebook)]
+    chosen = lines
+    if not args.all:
         seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
         print(f"[pflnb] verify: {args.n} of {len(lines)} shipped records drawn with seed {seed} (--seed {seed} repeats it)")
-        chosen = REC.sample(lines, args.n, seed, args.notebook)
+        chosen = REC.sample(lines, args.n, seed)
     if not chosen:
         raise ValueError(f"no shipped record to verify{' of notebook ' + args.notebook if args.notebook else ''}")
     rows = REC.verify(chosen, progress=not args.quiet)

@@ -304,3 +304,23 @@ def test_verify_recomputes_runs_under_a_registered_evaluation_protocol_and_skips
     rows = REC.verify(lines, progress=False)
     assert [r["status"] for r in rows] == ["equal", "skipped"]
     assert "evaluation protocol 'not-registered'" in rows[1]["detail"]
+
+
+def test_verify_recomputes_a_simulation_record_by_its_setting_method_and_seed(tmp_path, monkeypatch):
+    """FedFac's simulation records carry no engine config: their setting, method and seed rebuild the job, and verify
+    recomputes it equal (a wall-clock record, which no job rebuilds, is skipped)."""
+    from pflnb.papers.fedfac.simstudy import SimJob, SimSetting
+
+    executed, root = tmp_path / "executed", tmp_path / "results"
+    (executed / "runs").mkdir(parents=True)
+    monkeypatch.setenv(RUN_LOG_ENV, str(executed / "runs" / "05_toy.jsonl"))
+    setting = SimSetting(n_clients=4, n_per_client=20, d=6, m=8, rounds=2, warm_epochs=1, participation=1.0)
+    job = SimJob(setting, "dynamic", seed=3, threads=1)
+    execute([job], Serial(), root=root, progress=False, kind="run", experiment="sim")
+    monkeypatch.delenv(RUN_LOG_ENV)
+    REC.export(executed, tmp_path / "records", root)
+    (line,) = REC.read_lines([tmp_path / "records" / "05_toy.jsonl.xz"])
+    assert REC.rebuild(line.record()) == job
+    ((row),) = REC.verify([line], progress=False)
+    assert (row["status"], row["detail"]) == ("equal", "")
+    assert REC.rebuild({"times": [0.1], "setting": "x"}) is None

@@ -345,13 +345,16 @@ def claim_lines(lines: Sequence[Line], text: str, figures: Path | None = None) -
     return claim, pool
 
 
-def rebuild(record: dict[str, Any]) -> Job:
-    """The job that computed ``record``: the first of :data:`~pflnb.experiments.jobs.REBUILDERS` (the papers' jobs
-    beside a run, such as FedPG's P-model scores) that knows it, else the engine run of its config."""
+def rebuild(record: dict[str, Any]) -> Job | None:
+    """The job that computed ``record``: the first of :data:`~pflnb.experiments.jobs.REBUILDERS` (the papers' own
+    jobs, such as FedPG's P-model scores or FedFac's simulations) that knows it, else the engine run of its config;
+    None for a record of neither."""
     for key in PAPERS:  # each paper registers its own jobs where it declares them
         importlib.import_module(f"pflnb.papers.{key}.paper")
-    jobs = (fn(record) for fn in REBUILDERS)
-    return next((job for job in jobs if job is not None), None) or RunJob(ExperimentConfig.from_dict(record["config"]))
+    job = next((job for job in (fn(record) for fn in REBUILDERS) if job is not None), None)
+    if job is None and "config" in record and "key" in record:
+        job = RunJob(ExperimentConfig.from_dict(record["config"]))
+    return job
 
 
 class KeyMismatch(ValueError):
@@ -360,13 +363,14 @@ class KeyMismatch(ValueError):
 
 def recompute(line: Line) -> tuple[Any | None, str]:
     """The record of ``line`` computed again by the job that computed it (:func:`rebuild`) in a fresh cache, and a
-    note; None with the reason where the record is not a job that its config and fields describe (a side
-    computation), or where the job rebuilt is not the one whose key names the record (an evaluation protocol that no
+    note; None with the reason where the record is not a job that its fields describe (a wall-clock timing, say),
+    or where the job rebuilt is not the one whose key names the record (an evaluation protocol that no
     paper registers, say). A plain run whose config gives another key than its file's raises :class:`KeyMismatch`."""
     record = line.record()
-    if not isinstance(record, dict) or "config" not in record or "key" not in record:
-        return None, "not an engine run (a side computation): recomputed by its notebook only"
-    job, key = rebuild(record), Path(line.path).stem.rsplit("-", 1)[-1]
+    job = rebuild(record) if isinstance(record, dict) else None
+    if job is None:
+        return None, "not an engine run nor a job a paper registers: recomputed by its notebook only"
+    key = Path(line.path).stem.rsplit("-", 1)[-1]
     if job.key() != key and type(job) is RunJob and not record.get("protocol"):  # a plain run: its config names it
         raise KeyMismatch(f"its config's key is {job.key()}, not its file's {key}: computed under another key scheme")
     if job.key() != key:

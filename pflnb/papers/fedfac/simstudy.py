@@ -17,7 +17,7 @@ import torch
 from pflnb.algorithms import make_algorithm
 from pflnb.data.simulation_fedfac import Simulation, simulate, to_federated
 from pflnb.experiments.executors import Executor, execute
-from pflnb.experiments.jobs import Job
+from pflnb.experiments.jobs import Job, rebuilds
 from pflnb.fl import OptimConfig, RunSettings, run_simulation
 from pflnb.fl.engine import to_jsonable
 from pflnb.models.nets import MLP
@@ -161,6 +161,15 @@ class SimJob(Job):
         record = to_jsonable(record)
         record.update(wall_time_s=time.perf_counter() - t0, label=self.method, seed=seed, setting=asdict(setting))
         return record
+
+
+@rebuilds
+def _sim_job(record: dict[str, Any]) -> SimJob | None:
+    """The :class:`SimJob` behind a simulation record (its setting, method and seed), on one torch thread, as the
+    reproductions run it."""
+    if "setting" not in record or record.get("label") not in SIM_METHODS + SIM_EXTRA:
+        return None
+    return SimJob(SimSetting(**record["setting"]), record["label"], int(record["seed"]), threads=1)
 
 
 def run_sims(
