@@ -663,11 +663,11 @@ def test_the_paper_setting_module_runs_the_named_arms_and_pat2_and_decides_only_
     from pflnb.papers.fedpg import paper_setting as ps
 
     monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
-    table1_only = ps.run(Serial(), progress=False, arms=("FedPG",), profile="smoke")
+    table1_only = ps.run(Serial(), progress=False, arms=("FedPG",), pat2_arms=(), profile="smoke")
     assert set(table1_only) == {"table1"} and set(table1_only["table1"].table.label) == {"FedPG"}
     decided = ps.claims(table1_only)
     assert len(decided) == len(ps.CLAIMS) and all(any(c.claim.startswith(p) for c in decided) for p in ps.CLAIMS)
-    with_s = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG"), profile="smoke"))
+    with_s = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG"), pat2_arms=(), profile="smoke"))
     (line_search,) = [c for c in with_s if c.claim.startswith(ps.S_FEDPG_CLAIMS[0])]  # S-FedPG ran: Eq. (9) is read
     assert len(with_s) == len(ps.CLAIMS) + 1 and line_search.verdict == C.REPRODUCED  # a property, at any profile
     both = ps.run(Serial(), progress=False, arms=("FedPG",), pat2_arms=("FedPG",), profile="smoke")
@@ -690,9 +690,9 @@ def test_the_paper_setting_decides_the_baseline_claims_once_the_strongest_baseli
     from pflnb.papers.fedpg import paper_setting as ps
 
     monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path))
-    without = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedAvg-FT"), profile="smoke"))
+    without = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedAvg-FT"), pat2_arms=(), profile="smoke"))
     assert not any(c.claim.startswith(ps.BASELINE_CLAIMS) for c in without)
-    results = ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedAvg-FT", "FedProx"), profile="smoke")
+    results = ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedAvg-FT", "FedProx"), pat2_arms=(), profile="smoke")
     decided = ps.claims(results)
     baseline = [c for c in decided if c.claim.startswith(ps.BASELINE_CLAIMS)]
     assert len(baseline) == len(ps.BASELINE_CLAIMS) and len(decided) == len(ps.CLAIMS) + 1 + len(ps.BASELINE_CLAIMS)
@@ -704,7 +704,7 @@ def test_the_paper_setting_decides_the_baseline_claims_once_the_strongest_baseli
     assert all("the paper's, not in our Table 1: FedAMP/FedFomo/FedROD/SplitGP" in c.stand_in for c in baseline)
     # FedProx as the only baseline: every rule runs (as at the paper profile: the smoke guard off), none fails
     monkeypatch.setattr(FC, "_smoke", lambda results: False)
-    alone = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedProx"), profile="smoke"))
+    alone = ps.claims(ps.run(Serial(), progress=False, arms=("FedPG", "S-FedPG", "FedProx"), pat2_arms=(), profile="smoke"))
     assert sum(c.claim.startswith(ps.BASELINE_CLAIMS) for c in alone) == len(ps.BASELINE_CLAIMS)
     (l_acc,) = [c for c in alone if c.claim.startswith("FedPG's L-acc is below")]
     assert "FedProx" in l_acc.outcome.ours and "FedAvg-FT" not in l_acc.outcome.ours  # one baseline: its outcome, not parts

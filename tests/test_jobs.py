@@ -216,6 +216,7 @@ def _pids(marks: Path) -> set[int]:
 def test_worker_processes_are_kept_between_calls_for_one_environment(tmp_path, monkeypatch):
     """Spawning a worker imports torch (seconds): execute() calls reuse the workers of the last call, unless the
     environment workers inherit changed or a worker died."""
+    from pflnb.experiments import executors as EX
     from pflnb.experiments.executors import shutdown_pools
 
     shutdown_pools()
@@ -227,8 +228,9 @@ def test_worker_processes_are_kept_between_calls_for_one_environment(tmp_path, m
         return execute([Square(x, str(marks[i])) for x in xs], Processes(2), root=tmp_path / f"r{i}", progress=False)
 
     assert [r["square"] for r in call(0, (1, 2, 3, 4))] == [1, 4, 9, 16]
+    pool = {pid for p in EX._POOLS.values() for pid in p._processes}  # under load one worker may run all four
     call(1, (5, 6, 7, 8))
-    assert _pids(marks[1]) <= _pids(marks[0]) and os.getpid() not in _pids(marks[0])  # the same workers again
+    assert _pids(marks[0]) <= pool and _pids(marks[1]) <= pool and os.getpid() not in pool  # the same workers again
     monkeypatch.setenv("PFLNB_KERNELS_HOLD_SEEDS", "")  # a variable the workers inherit: a new pool
     call(2, (1, 2, 3, 4))
     assert not _pids(marks[2]) & _pids(marks[0])
