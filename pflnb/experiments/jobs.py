@@ -157,8 +157,9 @@ class StaleRecord(ValueError):
 
 TRANSIENT = ("final", "not_cached")  # in a returned record, never in the cache
 
-# Jobs other than a plain engine run whose record its config and own fields describe: each function takes a record
-# and returns the job that computed it, or None when the record is not its kind (`pflnb verify` recomputes it).
+# Jobs other than a plain engine run whose record its own fields describe (a config and the job's parameters, or a
+# simulation's setting): each function takes a record and returns the job that computed it, or None when the record
+# is not its kind (`pflnb verify` recomputes it).
 REBUILDERS: list[Callable[[dict[str, Any]], Job | None]] = []
 
 
