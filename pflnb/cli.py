@@ -286,12 +286,7 @@ def _cmd_records(args: argparse.Namespace) -> int:
     if args.action == "export":
         executed = Path(args.executed) if args.executed else Path(__file__).resolve().parents[1] / "executed" / args.profile
         out = Path(args.out) if args.out else REC.RECORDS / args.profile
-        summary = REC.export(executed, out, root)
-        for nb, info in summary.items():
-            only = f"  ({info['digest_only']} as digests only)" if info["digest_only"] else ""
-            print(f"{nb:24s} {info['records']:6d} records  {info['bytes'] / 2**20:8.2f} MiB{only}")
-        total = sum(i["bytes"] for i in summary.values())
-        print(f"{'all':24s} {sum(i['records'] for i in summary.values()):6d} records  {total / 2**20:8.2f} MiB -> {out}")
+        print(REC.export_report(REC.export(executed, out, root, merge=args.merge), out))
         return 0
     files = [Path(f) for f in args.files] or REC.shipped_files(profile=args.profile)
     counts = REC.import_records(files, root)
@@ -537,6 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     p_recs.add_argument("--executed", default=None, help="export: the executed folder with runs/ (default executed/<profile>)")
     p_recs.add_argument("--out", default=None, help="export: the output folder (default records/<profile>)")
     p_recs.add_argument("--root", default=None, help="the results cache (default $PFLNB_RESULTS or results/)")
+    p_recs.add_argument("--merge", action="store_true", help="export: keep the shipped records the run logs do not name")
     p_ver = sub.add_parser("verify", help="recompute a random sample of shipped records, compare bit for bit (wall clock aside)")
     p_ver.add_argument("files", nargs="*", help="shipped record files (default: records/<profile>/*.jsonl.xz)")
     p_ver.add_argument("-n", type=int, default=8, help="records drawn (stratified by notebook and kind)")

@@ -3,6 +3,7 @@ recomputing records bit for bit (and failing, naming the field, on a record that
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import lzma
@@ -41,7 +42,7 @@ def _rewrite(path, change):
 def test_export_writes_one_line_per_logged_record_with_its_digest(shipped):
     path, root, summary = shipped
     lines = list(REC.read_lines([path]))
-    assert summary == {"00_toy": {"records": 2, "digest_only": 0, "bytes": path.stat().st_size}}
+    assert summary == {"00_toy": {"records": 2, "digest_only": 0, "bytes": path.stat().st_size, "kept": 0}}
     assert [ln.kind for ln in lines] == ["tuning", "verdict"]
     assert [ln.experiments for ln in lines] == [("main",), ("main",)]
     for ln in lines:
@@ -228,6 +229,62 @@ def test_an_earlier_gzip_export_still_reads_and_a_new_export_replaces_it(shipped
     assert [ln.digest for ln in REC.read_lines([old])] == digests and len(digests) == 2
     REC.export(path.parent.parent / "executed", path.parent, root)
     assert REC.shipped_files(path.parent) == [path] and [ln.digest for ln in REC.read_lines([path])] == digests
+
+
+def _log_only(executed, root, lines):
+    """A run log naming exactly ``lines`` (shipped lines whose records are in ``root``) as computed."""
+    (executed / "runs").mkdir(parents=True)
+    with open(executed / "runs" / "00_toy.jsonl", "w") as f:
+        for ln in lines:
+            profile, name = ln.path.split("/")
+            method, key = name.rsplit(".", 1)[0].rsplit("-", 1)
+            about = {"method": method, "key": key, "suffix": "json", "profile": profile, "seed": None, "kind": ln.kind}
+            f.write(json.dumps({"event": "computed", **about, "experiment": "main"}) + "\n")
+
+
+def test_a_merged_export_keeps_the_shipped_records_its_log_does_not_name_and_replaces_the_rest(shipped, tmp_path, capsys):
+    """A sweep shipped in parts: each part's run log names only what it ran. ``--merge`` keeps the shipped lines of
+    the other records (first, unchanged) and writes the logged ones from the cache (a changed record replaces its
+    line); without it the file holds the log's records only."""
+    path, root, _ = shipped
+    tuning, verdict = REC.read_lines([path])
+    changed = json.loads((root / verdict.path).read_text())
+    changed["evals"][-1]["test_acc"][0] += 1e-9
+    (root / verdict.path).write_text(json.dumps(changed))
+    part = tmp_path / "part"
+    _log_only(part, root, [verdict])
+    argv = ["records", "export", "--executed", str(part), "--out", str(path.parent), "--root", str(root), "--merge"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "2 records" in out and "(1 kept from the shipped file)" in out
+    merged = list(REC.read_lines([path]))
+    assert [(ln.path, ln.digest) for ln in merged] == [(tuning.path, tuning.digest), (verdict.path, REC.digest(changed))]
+    assert merged[0].content == tuning.content and merged[1].content == changed
+    summary = REC.export(part, path.parent, root)  # not merged: the log's records only
+    assert (summary["00_toy"]["records"], summary["00_toy"]["kept"]) == (1, 0)
+    assert [ln.path for ln in REC.read_lines([path])] == [verdict.path]
+
+
+def test_a_paper_profile_record_ships_whole_above_the_inline_size(shipped, tmp_path, monkeypatch):
+    """A paper-profile record (hours of compute) ships whole up to PAPER_INLINE_MAX; another profile's record above
+    INLINE_MAX ships its digest only; an explicit ``inline_max`` applies to both."""
+    path, root, _ = shipped
+    smoke = next(REC.read_lines([path]))
+    name = smoke.path.split("/")[1]
+    paper = dataclasses.replace(smoke, path=f"paper/{name.rsplit('-', 1)[0]}-{'0' * 16}.json")  # another job, its key
+    (root / paper.path).parent.mkdir(parents=True)
+    (root / paper.path).write_bytes((root / smoke.path).read_bytes())
+    executed = tmp_path / "both"
+    _log_only(executed, root, [smoke, paper])
+    size = (root / smoke.path).stat().st_size
+    monkeypatch.setattr(REC, "INLINE_MAX", size - 1)
+    monkeypatch.setattr(REC, "PAPER_INLINE_MAX", size)
+    REC.export(executed, tmp_path / "out", root)
+    lines = list(REC.read_lines([tmp_path / "out" / "00_toy.jsonl.xz"]))
+    assert [(ln.path, ln.shipped) for ln in lines] == [(smoke.path, False), (paper.path, True)]
+    assert lines[1].content == smoke.content
+    REC.export(executed, tmp_path / "out", root, inline_max=size - 1)
+    assert [ln.shipped for ln in REC.read_lines([tmp_path / "out" / "00_toy.jsonl.xz"])] == [False, False]
 
 
 def test_records_import_takes_its_files_after_the_options_too(shipped, tmp_path, capsys):

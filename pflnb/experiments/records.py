@@ -11,7 +11,8 @@ differences, as it should; the determinism guide). So each record ships with a *
   ``records/<profile>/<notebook>.jsonl.xz`` (xz: 40 % smaller than gzip on these files), one line per record: its
   cache path, kind, experiments, digest and content. A record file larger than :data:`INLINE_MAX` bytes (LG-Mix's
   cached final model states, 1–8 MB each, incompressible floats) ships its **digest only**: the notebook recomputes
-  it, and a second import then checks the recomputed file against that digest.
+  it, and a second import then checks the recomputed file against that digest. A paper-profile record ships whole up
+  to :data:`PAPER_INLINE_MAX`; with ``merge`` a sweep ships in parts (each part's log adds its records to the file).
 - :func:`import_records` fills the results cache from such files; a line whose content does not give its digest is
   refused with an error naming it, before anything is written; a file already in the cache is never overwritten
   (a different one is reported), a digest-only line whose file exists is checked against its digest.
@@ -38,7 +39,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
 
@@ -55,6 +56,9 @@ RECORDS = Path(__file__).resolve().parents[2] / "records"  # the repository's sh
 SUFFIX = ".jsonl.xz"  # a shipped record file's name: <notebook>.jsonl.xz
 INLINE_MAX = 2**20  # bytes: a larger record file ships its digest only (the notebook recomputes it); the largest JSON
 # records (FedPG's, 258 KiB) ship whole, the incompressible final model states (1.3–7.7 MB) as digests
+# A paper-profile record costs minutes to hours to recompute (FedPG's P-model jobs: 15-45 minutes each), so it ships
+# whole up to this size: importing it is what lets the paper-setting claims be decided again without recomputing.
+PAPER_INLINE_MAX = 64 * 2**20
 DIGEST_ONLY = "digest"  # the encoding of a line without content
 WALL_CLOCK = ("time", "wall_time_s", "seconds", "fa_time")  # keys whose values are wall-clock times, at any depth
 
@@ -181,12 +185,18 @@ def logged_jobs(run_log: Path) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def export(executed: Path, out: Path, root: Path | None = None, inline_max: int = INLINE_MAX) -> dict[str, dict[str, Any]]:
+def export(
+    executed: Path, out: Path, root: Path | None = None, inline_max: int | None = None, merge: bool = False
+) -> dict[str, dict[str, Any]]:
     """Write ``out/<notebook>.jsonl.xz`` (replacing an older ``.jsonl.gz`` of it) for every run log under
     ``executed/runs/``: each record the notebook read from the results cache ``root`` (default :func:`results_root`),
-    a file larger than ``inline_max`` bytes as its digest only; returns per notebook its record count, digest-only
-    count and size in bytes. A logged job whose record is not in the cache is an error naming it, unless it ran inside
-    another job (no ``kind``: FedPG's P-model job computes its engine run uncached)."""
+    a file larger than ``inline_max`` bytes as its digest only (default :data:`INLINE_MAX`, and
+    :data:`PAPER_INLINE_MAX` for the paper profile's records); returns per notebook its record count, digest-only
+    count, size in bytes and ``kept``. With ``merge``, the lines of the existing file whose records the log does not
+    name are kept (``kept`` counts them), before the logged ones: runs shipped in parts, each part's log naming only
+    the runs it loaded or computed (a long paper-setting sweep stopped and resumed on another machine). A logged job
+    whose record is not in the cache is an error naming it, unless it ran inside another job (no ``kind``: FedPG's
+    P-model job computes its engine run uncached)."""
     root = Path(root or results_root())
     logs = sorted((Path(executed) / "runs").glob("*.jsonl"))
     if not logs:
@@ -194,7 +204,7 @@ def export(executed: Path, out: Path, root: Path | None = None, inline_max: int 
     Path(out).mkdir(parents=True, exist_ok=True)
     summary = {}
     for log in logs:
-        lines, digest_only = [], 0
+        lines, paths, digest_only = [], set(), 0
         for event in logged_jobs(log):
             folder = root / kernels.cache_folder(event["profile"], event.get("seed"))  # the profile's, these kernels
             # the job's own file (two jobs may share a label and key: a run's record and its final states, .final.pt);
@@ -208,8 +218,10 @@ def export(executed: Path, out: Path, root: Path | None = None, inline_max: int 
                 raise FileNotFoundError(f"{log.stem}: the record of {event['method']} {event['key']} {what} under {folder}")
             path = matches[0]
             record, encoding, content = _read_cached(path)
-            if path.stat().st_size > inline_max:
+            limit = inline_max if inline_max is not None else PAPER_INLINE_MAX if event["profile"] == "paper" else INLINE_MAX
+            if path.stat().st_size > limit:
                 encoding, content, digest_only = DIGEST_ONLY, None, digest_only + 1
+            paths.add(path.relative_to(root).as_posix())
             line = {
                 "notebook": log.stem,
                 "kind": event.get("kind") or "run",
@@ -220,18 +232,41 @@ def export(executed: Path, out: Path, root: Path | None = None, inline_max: int 
                 "content": content,
             }
             lines.append(json.dumps(line, sort_keys=True, allow_nan=False))
-        target = Path(out) / f"{log.stem}{SUFFIX}"
+        target, earlier, kept = Path(out) / f"{log.stem}{SUFFIX}", Path(out) / f"{log.stem}.jsonl.gz", []
+        shipped = next((f for f in (target, earlier) if f.exists()), None)
+        if merge and shipped:  # the shipped lines of records this log does not name, first
+            old = [(text, json.loads(text)) for text in _open(shipped).read().splitlines() if text.strip()]
+            kept = [text for text, line in old if line["path"] not in paths]
+            digest_only += sum(line["path"] not in paths and line["encoding"] == DIGEST_ONLY for _, line in old)
+            lines = kept + lines
         data = lzma.compress(("\n".join(lines) + "\n").encode(), preset=9 | lzma.PRESET_EXTREME)
         write_atomic(target, data)
-        (Path(out) / f"{log.stem}.jsonl.gz").unlink(missing_ok=True)  # the earlier format of the same records
-        summary[log.stem] = {"records": len(lines), "digest_only": digest_only, "bytes": len(data)}
+        earlier.unlink(missing_ok=True)  # the earlier format of the same records
+        summary[log.stem] = {"records": len(lines), "digest_only": digest_only, "bytes": len(data), "kept": len(kept)}
     return summary
+
+
+def export_report(summary: dict[str, dict[str, Any]], out: Path) -> str:
+    """:func:`export`'s summary as text: a line per notebook (records, MiB, digest-only and kept lines), one for all."""
+    rows = []
+    for nb, info in summary.items():
+        only = f"  ({info['digest_only']} as digests only)" if info["digest_only"] else ""
+        kept = f"  ({info['kept']} kept from the shipped file)" if info.get("kept") else ""
+        rows.append(f"{nb:24s} {info['records']:6d} records  {info['bytes'] / 2**20:8.2f} MiB{only}{kept}")
+    total = sum(i["bytes"] for i in summary.values())
+    rows.append(f"{'all':24s} {sum(i['records'] for i in summary.values()):6d} records  {total / 2**20:8.2f} MiB -> {out}")
+    return "\n".join(rows)
+
+
+def _open(f: Path) -> IO[str]:
+    """A shipped record file opened for reading text (xz, or gzip for earlier exports)."""
+    return (gzip.open if str(f).endswith(".gz") else lzma.open)(f, "rt")
 
 
 def read_lines(files: Iterable[Path]) -> Iterator[Line]:
     """Every line of shipped record files (``.jsonl.xz``, or gzip's ``.jsonl.gz`` of earlier exports)."""
     for f in files:
-        with (gzip.open if str(f).endswith(".gz") else lzma.open)(f, "rt") as handle:
+        with _open(f) as handle:
             for text in handle:
                 if text.strip():
                     yield Line(**json.loads(text))
