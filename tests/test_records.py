@@ -231,28 +231,28 @@ def test_an_earlier_gzip_export_still_reads_and_a_new_export_replaces_it(shipped
     assert REC.shipped_files(path.parent) == [path] and [ln.digest for ln in REC.read_lines([path])] == digests
 
 
-def _log_only(executed, root, lines):
-    """A run log naming exactly ``lines`` (shipped lines whose records are in ``root``) as computed."""
+def _log_only(executed, lines, experiment="main"):
+    """A run log naming exactly ``lines`` (shipped lines whose records are cached) as computed for ``experiment``."""
     (executed / "runs").mkdir(parents=True)
     with open(executed / "runs" / "00_toy.jsonl", "w") as f:
         for ln in lines:
             profile, name = ln.path.split("/")
             method, key = name.rsplit(".", 1)[0].rsplit("-", 1)
             about = {"method": method, "key": key, "suffix": "json", "profile": profile, "seed": None, "kind": ln.kind}
-            f.write(json.dumps({"event": "computed", **about, "experiment": "main"}) + "\n")
+            f.write(json.dumps({"event": "computed", **about, "experiment": experiment}) + "\n")
 
 
 def test_a_merged_export_keeps_the_shipped_records_its_log_does_not_name_and_replaces_the_rest(shipped, tmp_path, capsys):
     """A sweep shipped in parts: each part's run log names only what it ran. ``--merge`` keeps the shipped lines of
     the other records (first, unchanged) and writes the logged ones from the cache (a changed record replaces its
-    line); without it the file holds the log's records only."""
+    line, which keeps the experiments it named); without it the file holds the log's records only."""
     path, root, _ = shipped
     tuning, verdict = REC.read_lines([path])
     changed = json.loads((root / verdict.path).read_text())
     changed["evals"][-1]["test_acc"][0] += 1e-9
     (root / verdict.path).write_text(json.dumps(changed))
     part = tmp_path / "part"
-    _log_only(part, root, [verdict])
+    _log_only(part, [verdict], experiment="other")
     argv = ["records", "export", "--executed", str(part), "--out", str(path.parent), "--root", str(root), "--merge"]
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -260,6 +260,7 @@ def test_a_merged_export_keeps_the_shipped_records_its_log_does_not_name_and_rep
     merged = list(REC.read_lines([path]))
     assert [(ln.path, ln.digest) for ln in merged] == [(tuning.path, tuning.digest), (verdict.path, REC.digest(changed))]
     assert merged[0].content == tuning.content and merged[1].content == changed
+    assert [ln.experiments for ln in merged] == [("main",), ("main", "other")]
     summary = REC.export(part, path.parent, root)  # not merged: the log's records only
     assert (summary["00_toy"]["records"], summary["00_toy"]["kept"]) == (1, 0)
     assert [ln.path for ln in REC.read_lines([path])] == [verdict.path]
@@ -275,7 +276,7 @@ def test_a_paper_profile_record_ships_whole_above_the_inline_size(shipped, tmp_p
     (root / paper.path).parent.mkdir(parents=True)
     (root / paper.path).write_bytes((root / smoke.path).read_bytes())
     executed = tmp_path / "both"
-    _log_only(executed, root, [smoke, paper])
+    _log_only(executed, [smoke, paper])
     size = (root / smoke.path).stat().st_size
     monkeypatch.setattr(REC, "INLINE_MAX", size - 1)
     monkeypatch.setattr(REC, "PAPER_INLINE_MAX", size)

@@ -11,8 +11,9 @@ differences, as it should; the determinism guide). So each record ships with a *
   ``records/<profile>/<notebook>.jsonl.xz`` (xz: 40 % smaller than gzip on these files), one line per record: its
   cache path, kind, experiments, digest and content. A record file larger than :data:`INLINE_MAX` bytes (LG-Mix's
   cached final model states, 1–8 MB each, incompressible floats) ships its **digest only**: the notebook recomputes
-  it, and a second import then checks the recomputed file against that digest. A paper-profile record ships whole up
-  to :data:`PAPER_INLINE_MAX`; with ``merge`` a sweep ships in parts (each part's log adds its records to the file).
+  it, and a second import then checks the recomputed file against that digest. A paper-profile JSON record ships
+  whole up to :data:`PAPER_INLINE_MAX`; with ``merge`` a sweep ships in parts (each part's log adds its records to
+  the file, or rewrites those already in it).
 - :func:`import_records` fills the results cache from such files; a line whose content does not give its digest is
   refused with an error naming it, before anything is written; a file already in the cache is never overwritten
   (a different one is reported), a digest-only line whose file exists is checked against its digest.
@@ -56,8 +57,9 @@ RECORDS = Path(__file__).resolve().parents[2] / "records"  # the repository's sh
 SUFFIX = ".jsonl.xz"  # a shipped record file's name: <notebook>.jsonl.xz
 INLINE_MAX = 2**20  # bytes: a larger record file ships its digest only (the notebook recomputes it); the largest JSON
 # records (FedPG's, 258 KiB) ship whole, the incompressible final model states (1.3–7.7 MB) as digests
-# A paper-profile record costs minutes to hours to recompute (FedPG's P-model jobs: 15-45 minutes each), so it ships
-# whole up to this size: importing it is what lets the paper-setting claims be decided again without recomputing.
+# A paper-profile JSON record costs minutes to hours to recompute (FedPG's P-model jobs: 15-45 minutes each, 3.8 MB),
+# so it ships whole up to this size: importing it decides the paper-setting claims again without recomputing. Final
+# model states (torch files) keep INLINE_MAX at every profile.
 PAPER_INLINE_MAX = 64 * 2**20
 DIGEST_ONLY = "digest"  # the encoding of a line without content
 WALL_CLOCK = ("time", "wall_time_s", "seconds", "fa_time")  # keys whose values are wall-clock times, at any depth
@@ -191,10 +193,11 @@ def export(
     """Write ``out/<notebook>.jsonl.xz`` (replacing an older ``.jsonl.gz`` of it) for every run log under
     ``executed/runs/``: each record the notebook read from the results cache ``root`` (default :func:`results_root`),
     a file larger than ``inline_max`` bytes as its digest only (default :data:`INLINE_MAX`, and
-    :data:`PAPER_INLINE_MAX` for the paper profile's records); returns per notebook its record count, digest-only
+    :data:`PAPER_INLINE_MAX` for the paper profile's JSON records); returns per notebook its record count, digest-only
     count, size in bytes and ``kept``. With ``merge``, the lines of the existing file whose records the log does not
-    name are kept (``kept`` counts them), before the logged ones: runs shipped in parts, each part's log naming only
-    the runs it loaded or computed (a long paper-setting sweep stopped and resumed on another machine). A logged job
+    name are kept (``kept`` counts them), before the logged ones, and a logged record already in the file keeps the
+    experiments its line named besides the log's: runs shipped in parts, each part's log naming only the runs it
+    loaded or computed (a long paper-setting sweep stopped and resumed on another machine). A logged job
     whose record is not in the cache is an error naming it, unless it ran inside another job (no ``kind``: FedPG's
     P-model job computes its engine run uncached)."""
     root = Path(root or results_root())
@@ -204,7 +207,7 @@ def export(
     Path(out).mkdir(parents=True, exist_ok=True)
     summary = {}
     for log in logs:
-        lines, paths, digest_only = [], set(), 0
+        entries, digest_only = [], 0
         for event in logged_jobs(log):
             folder = root / kernels.cache_folder(event["profile"], event.get("seed"))  # the profile's, these kernels
             # the job's own file (two jobs may share a label and key: a run's record and its final states, .final.pt);
@@ -218,27 +221,32 @@ def export(
                 raise FileNotFoundError(f"{log.stem}: the record of {event['method']} {event['key']} {what} under {folder}")
             path = matches[0]
             record, encoding, content = _read_cached(path)
-            limit = inline_max if inline_max is not None else PAPER_INLINE_MAX if event["profile"] == "paper" else INLINE_MAX
+            whole = event["profile"] == "paper" and encoding == "json"
+            limit = inline_max if inline_max is not None else PAPER_INLINE_MAX if whole else INLINE_MAX
             if path.stat().st_size > limit:
                 encoding, content, digest_only = DIGEST_ONLY, None, digest_only + 1
-            paths.add(path.relative_to(root).as_posix())
-            line = {
-                "notebook": log.stem,
-                "kind": event.get("kind") or "run",
-                "experiments": event["experiments"],
-                "path": path.relative_to(root).as_posix(),
-                "digest": digest(record),
-                "encoding": encoding,
-                "content": content,
-            }
-            lines.append(json.dumps(line, sort_keys=True, allow_nan=False))
+            entries.append(
+                {
+                    "notebook": log.stem,
+                    "kind": event.get("kind") or "run",
+                    "experiments": event["experiments"],
+                    "path": path.relative_to(root).as_posix(),
+                    "digest": digest(record),
+                    "encoding": encoding,
+                    "content": content,
+                }
+            )
         target, earlier, kept = Path(out) / f"{log.stem}{SUFFIX}", Path(out) / f"{log.stem}.jsonl.gz", []
         shipped = next((f for f in (target, earlier) if f.exists()), None)
         if merge and shipped:  # the shipped lines of records this log does not name, first
-            old = [(text, json.loads(text)) for text in _open(shipped).read().splitlines() if text.strip()]
-            kept = [text for text, line in old if line["path"] not in paths]
-            digest_only += sum(line["path"] not in paths and line["encoding"] == DIGEST_ONLY for _, line in old)
-            lines = kept + lines
+            with _open(shipped) as handle:
+                old = {(line := json.loads(text))["path"]: (text, line) for text in handle if text.strip()}
+            for entry in entries:  # a record logged again keeps the experiments its shipped line named
+                was = old.pop(entry["path"], (None, {}))[1].get("experiments", [])
+                entry["experiments"] = [*was, *(e for e in entry["experiments"] if e not in was)]
+            kept = [text.rstrip("\n") for text, _ in old.values()]
+            digest_only += sum(line["encoding"] == DIGEST_ONLY for _, line in old.values())
+        lines = kept + [json.dumps(entry, sort_keys=True, allow_nan=False) for entry in entries]
         data = lzma.compress(("\n".join(lines) + "\n").encode(), preset=9 | lzma.PRESET_EXTREME)
         write_atomic(target, data)
         earlier.unlink(missing_ok=True)  # the earlier format of the same records
