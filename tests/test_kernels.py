@@ -54,7 +54,7 @@ def test_torch_imported_first_is_named_in_one_message():
         "import warnings, torch; torch.ones(3).exp()\n"  # torch ran a kernel (AVX-512 where the CPU has it) first
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always'); import pflnb\n"
-        "print(pflnb.kernels.capability()); print(len(w)); print(w[0].message if w else '')"
+        "print(pflnb.kernels.capability()); print(len(w)); print(w[0].message if w else '-')"  # '-': no empty last line
     )
     capability, count, message = _python(code).split("\n", 2)
     if capability == "AVX2":
