@@ -96,7 +96,7 @@ def _fake(curves, cached=None):
     """An ``_execute`` giving records with these validation curves per (method, lr); NotInCache for an lr not in
     ``cached`` (as the cache-only executor)."""
 
-    def fake_execute(experiment, runs, executor, progress, tuning=False):
+    def fake_execute(experiment, runs, executor, progress, tuning=False, checkpoint_every=0):
         missing = [cfg for _, cfg in runs if cached is not None and cfg.lr not in cached]
         if missing:
             raise NotInCache(missing)

@@ -20,7 +20,7 @@ from pflnb import plots
 from pflnb.algorithms import get_algorithm_class
 from pflnb.cli import main
 from pflnb.data.sources import DataFileError, read_idx
-from pflnb.experiments import cache_path, mean_std, profile_config, run, summary_table, sweep
+from pflnb.experiments import ExperimentConfig, cache_path, mean_std, profile_config, run, summary_table, sweep
 from pflnb.experiments.baselines import comparison_table
 from pflnb.experiments.cache import write_json_atomic
 from pflnb.experiments.jobs import RunDiverged, RunDivergedWarning, load_record
@@ -384,6 +384,59 @@ def test_wall_time_covers_every_resumed_segment(tmp_path):
     second = time.perf_counter() - t0
     assert rec["wall_time_s"] >= first + sum(sum(r["time"].values()) for r in rec["rounds"][1:])
     assert rec["wall_time_s"] <= first + second + 1e-6
+
+
+def _finished_after_round_one(payload):  # a stale checkpoint that claims the run of 2 rounds ended after its first
+    payload["round"] = 2
+
+
+def test_a_declared_experiments_runs_and_a_p_model_job_resume_their_checkpoints(tmp_path, monkeypatch):
+    """``run_experiment(checkpoint_every=k)`` hands k to every tuning and verdict run, and FedPG's P-model job to the
+    run it scores: each resumes the checkpoint it finds (a stale one that claims the run ended after round 1 leaves a
+    record of round 1 alone and is removed); without k that checkpoint is not read; a job that cannot resume says so."""
+    from pflnb.experiments.executors import Serial, execute
+    from pflnb.experiments.jobs import Job, RunJob, with_checkpoints
+    from pflnb.experiments.paper import Arm, Experiment, Paper, Tune, run_experiment
+    from pflnb.papers.fedpg.experiments import PModelJob
+
+    tune = Tune(grid={"lr": {"smoke": (0.05,)}}, seeds={"smoke": [7]})
+    arm = Arm("FedAvg", "fedavg")
+    toy = Paper(
+        "toy",
+        "toy",
+        (
+            Experiment(
+                "main", "", "digits5-lite", (arm,), {"smoke": [0]}, {"smoke": {"rounds": 2, "model": "tiny-bn-cnn"}}, tune=tune
+            ),
+        ),
+        (),
+    )
+    rounds = lambda root, cfg: [r["round"] for r in load_record(RunJob(cfg).path(root))["rounds"]]  # noqa: E731
+
+    monkeypatch.setenv("PFLNB_RESULTS", str(tmp_path / "plain"))
+    plain = run_experiment(toy, "main", "smoke", executor=Serial(), progress=False)
+    (cfg_verdict,) = [ExperimentConfig.from_dict(r["config"]) for r in plain.records]
+    (cfg_tuning,) = [cfg for _, cfg in toy.experiment("main").tuning_runs("smoke")]
+    assert rounds(tmp_path / "plain", cfg_tuning) == rounds(tmp_path / "plain", cfg_verdict) == [1, 2]
+    for k, root, expected in ((1, tmp_path / "resumed", [1]), (0, tmp_path / "ignored", [1, 2])):
+        monkeypatch.setenv("PFLNB_RESULTS", str(root))
+        ckpts = [_checkpoint(cfg, root, stop_after=1, tamper=_finished_after_round_one) for cfg in (cfg_tuning, cfg_verdict)]
+        run_experiment(toy, "main", "smoke", executor=Serial(), progress=False, checkpoint_every=k)
+        assert rounds(root, cfg_tuning) == rounds(root, cfg_verdict) == expected
+        assert not any(c.exists() for c in ckpts)
+
+    cfg = _tiny(method="fedavg-ft")
+    root = tmp_path / "pm"
+    ckpt = _checkpoint(cfg, root, stop_after=1, tamper=_finished_after_round_one)
+    (record,) = execute([with_checkpoints(PModelJob(cfg, cs=(0.0, 1.0)), 1)], Serial(), root=root, progress=False)
+    assert [r["round"] for r in record["rounds"]] == [1] and "pm" in record and not ckpt.exists()
+
+    class Other(Job):  # not a dataclass with checkpoint_every: no engine run to resume
+        pass
+
+    assert with_checkpoints(Other(), 0).__class__ is Other
+    with pytest.raises(TypeError, match="Other cannot save resumable state"):
+        with_checkpoints(Other(), 1)
 
 
 # ---------------------------------------------------------------------------------------------- tables, figures

@@ -275,7 +275,7 @@ def test_the_choice_reads_validation_never_test(monkeypatch):
     """Synthetic tuning records whose validation and test accuracies disagree: the choice follows validation."""
     import pflnb.experiments.tuning as P
 
-    def fake_execute(experiment, runs, executor, progress, tuning=False):
+    def fake_execute(experiment, runs, executor, progress, tuning=False, checkpoint_every=0):
         out = []
         for _, cfg in runs:
             good_val = cfg.lr == 0.003 and cfg.method_params.get("mu", 1.0) == 1.0
@@ -300,7 +300,7 @@ def test_the_grid_edge_rule_extends_every_arms_grid_until_interior_or_capped(mon
     before/after."""
     import pflnb.experiments.tuning as P
 
-    def fake_execute(experiment, runs, executor, progress, tuning=False):
+    def fake_execute(experiment, runs, executor, progress, tuning=False, checkpoint_every=0):
         out = []
         for _, cfg in runs:
             if cfg.method == "fedavg":  # monotone: smaller is better, without end
@@ -335,7 +335,7 @@ def test_a_cell_whose_every_candidate_collapsed_is_not_extended(monkeypatch):
     first candidate and the table says why each run was ruled out."""
     import pflnb.experiments.tuning as P
 
-    def fake_execute(experiment, runs, executor, progress, tuning=False):
+    def fake_execute(experiment, runs, executor, progress, tuning=False, checkpoint_every=0):
         return [{"summary": {"best_val_acc": 0.11, "test_acc": 0.5}, "evals": [{"val_acc": [0.11]}]} for _ in runs]
 
     monkeypatch.setattr(P, "_execute", fake_execute)
@@ -430,7 +430,7 @@ def test_run_experiment_marks_the_untuned_arms_runs_and_a_papers_own_helper_pass
     import pflnb.experiments.tuning as P
     from pflnb.papers.fedfac.claims import by_seed
 
-    def fake_execute(experiment, runs, executor, progress, tuning=False):
+    def fake_execute(experiment, runs, executor, progress, tuning=False, checkpoint_every=0):
         out = []
         for lab, cfg in runs:
             if tuning and lab["label"] == "FedAvg":

@@ -41,7 +41,7 @@ from typing import Any
 import torch
 
 import pflnb
-from pflnb.experiments.jobs import ConfigJob, Job, StackedRuns
+from pflnb.experiments.jobs import ConfigJob, Job, StackedRuns, with_checkpoints
 from pflnb.experiments.ray_backend import machine_cpus
 
 HEADROOM = 0.8  # the share of the device's free memory the workers may fill together (the rest: fragmentation, peaks)
@@ -105,10 +105,8 @@ def cut(job: Job, rounds: int = PROBE_ROUNDS) -> Job:
         return StackedRuns(tuple(cut(j, rounds) for j in job.jobs))  # type: ignore[misc]
     if not isinstance(job, ConfigJob):
         raise TypeError(f"only jobs of one config can be cut to their first rounds, not {type(job).__name__}")
-    changes: dict[str, Any] = {"cfg": job.cfg.replace(rounds=min(rounds, job.cfg.rounds))}
-    if any(f.name == "checkpoint_every" for f in dataclasses.fields(job)):  # type: ignore[arg-type]
-        changes["checkpoint_every"] = 0
-    return dataclasses.replace(job, **changes)  # type: ignore[type-var]
+    short = dataclasses.replace(job, cfg=job.cfg.replace(rounds=min(rounds, job.cfg.rounds)))  # type: ignore[type-var]
+    return with_checkpoints(short, 0)
 
 
 def _plain(value: Any) -> Any:

@@ -13,6 +13,7 @@ analysis.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -372,6 +373,17 @@ class RunJob(ConfigJob):
         if self.keep_final and not is_diverged(record):
             record["final"] = final
         return record
+
+
+def with_checkpoints(job: Job, every: int) -> Job:
+    """``job`` saving resumable state every ``every`` rounds (0: never), for a job with a ``checkpoint_every`` field
+    (an engine run: :class:`RunJob`, or a paper's job around one run); another kind of job cannot resume, so asking it
+    to checkpoint is a TypeError naming it (with ``every`` 0 it is returned as it is)."""
+    if "checkpoint_every" in getattr(job, "__dataclass_fields__", {}):
+        return dataclasses.replace(job, checkpoint_every=every)  # type: ignore[type-var]
+    if every:
+        raise TypeError(f"a {type(job).__name__} cannot save resumable state; run it with checkpoint_every=0")
+    return job
 
 
 STACKED_FIELDS = ("seed", "lr", "profile", "runner")  # fields in which runs trained together may differ (not the device)

@@ -109,14 +109,19 @@ def reopen(
     protocol: EvalProtocol | None = None,
     progress: bool = False,
     cache: bool = True,
+    checkpoint_every: int = 0,
+    root: Path | str | None = None,
 ) -> Reopened:
     """A run's algorithm, data, model constructor and final states, for post-hoc analysis (see
     :class:`~pflnb.experiments.jobs.Reopened`): the run is computed again in this process (final states are never
     cached; the run is seeded, so they are the states its record describes) and its record refreshed in the cache
-    (``cache``)."""
+    (``cache``; under ``root``). ``checkpoint_every`` k saves resumable state every k rounds, and a run computed again
+    resumes from it (its final states are the uninterrupted run's)."""
     cfg = ExperimentConfig.from_dict(record_or_cfg["config"]) if isinstance(record_or_cfg, dict) else record_or_cfg
     job = RunJob(cfg, protocol, keep_final=True)
-    record = run(cfg, protocol=protocol, keep_final=True, progress=progress, cache=cache)
+    record = run(
+        cfg, protocol=protocol, keep_final=True, progress=progress, cache=cache, checkpoint_every=checkpoint_every, root=root
+    )
     final = record.pop("final")
     algorithm, data, model_fn = job.build()
     device = pflnb.device(cfg.device)

@@ -29,7 +29,7 @@ from pflnb.experiments.declarations import (
     tuning_score,
 )
 from pflnb.experiments.executors import Executor, execute
-from pflnb.experiments.jobs import RunJob
+from pflnb.experiments.jobs import RunJob, with_checkpoints
 from pflnb.experiments.result import ExperimentResult
 from pflnb.experiments.run import warn_diverged
 from pflnb.experiments.tables import summary_table
@@ -46,13 +46,16 @@ def run_experiment(
     progress: bool = True,
     arms: Sequence[str] | None = None,
     settings: Sequence[str] | None = None,
+    checkpoint_every: int = 0,
     **overrides: Any,
 ) -> ExperimentResult:
     """Run (or load from the cache) every run of ``paper``'s experiment ``name`` at ``profile`` on ``executor``
     (default: the environment's): the declared seeds unless ``seeds`` are given, the declared dataset unless
     ``dataset`` is, every arm unless ``arms`` (labels) names some, every setting unless ``settings`` (names) names some
     (each arm tuned and seeded as in the whole experiment: the same runs, the same cache keys); ``overrides`` are config
-    fields for every run (``device``, ``data_root``, ...). Each record gets its arm's ``label``."""
+    fields for every run (``device``, ``data_root``, ...). Each record gets its arm's ``label``. With
+    ``checkpoint_every`` k, every run saves resumable state every k rounds and resumes from it when run again (an
+    interrupted sweep loses at most k rounds of each run in flight; the records are the uninterrupted ones)."""
     experiment = paper.experiment(name)
     for what, value in (("arms", arms), ("settings", settings)):
         if isinstance(value, str):
@@ -70,9 +73,11 @@ def run_experiment(
         experiment = _with_arms(experiment, arms)
     if settings is not None and not experiment.runs(profile, seeds, dataset, **overrides):
         raise ValueError(f"experiment {name!r} has no runs of arms {arms} in settings {list(settings)} at {profile!r}")
-    tuning, choice = _tune(experiment, profile, seeds, dataset, executor, progress, **overrides)
+    tuning, choice = _tune(
+        experiment, profile, seeds, dataset, executor, progress, checkpoint_every=checkpoint_every, **overrides
+    )
     runs = experiment.runs(profile, seeds, dataset, choice=choice, **overrides)
-    records = _execute(experiment, runs, executor, progress)
+    records = _execute(experiment, runs, executor, progress, checkpoint_every=checkpoint_every)
     labels = pd.DataFrame([lab for lab, _ in runs])
     metrics = summary_table(records).drop(columns=["method", "dataset", "seed"])
     result = ExperimentResult(experiment, profile, pd.concat([labels, metrics], axis=1), records, tuning)
@@ -120,9 +125,10 @@ def _execute(
     executor: Executor | None,
     progress: bool,
     tuning: bool = False,
+    checkpoint_every: int = 0,
 ) -> list[dict[str, Any]]:
     make = (lambda cfg, arm: RunJob(cfg, experiment.protocol)) if tuning else experiment.make_job
-    jobs = [make(cfg, experiment.arm(lab["label"])) for lab, cfg in runs]
+    jobs = [with_checkpoints(make(cfg, experiment.arm(lab["label"])), checkpoint_every) for lab, cfg in runs]
     kind = "tuning" if tuning else "verdict"
     records = execute(jobs, executor, progress=progress, kind=kind, experiment=experiment.name)
     for (lab, _), record in zip(runs, records):
@@ -156,6 +162,7 @@ def _tune(
     executor: Executor | None,
     progress: bool,
     chooser: Chooser | None = None,
+    checkpoint_every: int = 0,
     **overrides: Any,
 ) -> tuple[pd.DataFrame | None, Choice | None]:
     """The tuning runs of ``experiment`` (jobs like any other: cached, on the executor), one row each (labels, the
@@ -195,7 +202,9 @@ def _tune(
     floor = R.Floor(chance).points / 100  # a collapsed tuning run rules out its candidate
 
     def score(batch: list[tuple[dict[str, Any], ExperimentConfig]]) -> None:
-        for (lab, _), record in zip(batch, _execute(experiment, batch, executor, progress, tuning=True)):
+        for (lab, _), record in zip(
+            batch, _execute(experiment, batch, executor, progress, tuning=True, checkpoint_every=checkpoint_every)
+        ):
             fields, params = tried[key(lab)][lab["candidate"]]
             values = {f"tuned:{n}": v for n, v in {**fields, **params}.items()}
             rows.append(

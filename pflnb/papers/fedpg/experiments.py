@@ -52,10 +52,12 @@ FRESH_LABELS = ("FedPG", "S-FedPG")  # the runs also scored under protocol P2 (e
 class PModelJob(ConfigJob):
     """A run of ``cfg`` and the P-model metrics of its final states (one job, since final states are not cached):
     the run's record with ``pm`` (protocol P1: the stored P-models, :func:`final_pm_scores`) and, with ``fresh``
-    (FedPG methods), ``pm_fresh`` (protocol P2 variants, :func:`fresh_pm_scores`)."""
+    (FedPG methods), ``pm_fresh`` (protocol P2 variants, :func:`fresh_pm_scores`). ``checkpoint_every`` k saves the
+    run's resumable state every k rounds (the plain run's checkpoint: the same config, the same states)."""
 
     fresh: bool = False
     cs: tuple[float, ...] = FIG4_CS
+    checkpoint_every: int = 0
 
     def key(self) -> str:
         return digest("p-model scores", self.cfg.key(), self.fresh, list(self.cs))
@@ -73,7 +75,8 @@ class PModelJob(ConfigJob):
         return record
 
     def compute(self, root: Any, progress: bool = False) -> dict[str, Any]:
-        runs = reopen(self.cfg, progress=progress, cache=False)  # the driver caches this job's record alone
+        # the driver caches this job's record alone
+        runs = reopen(self.cfg, progress=progress, cache=False, checkpoint_every=self.checkpoint_every, root=root)
         record = {**runs.record, "pm": final_pm_scores(runs, self.cs)}
         if self.fresh:
             record["pm_fresh"] = fresh_pm_scores(runs, cs=self.cs)
