@@ -10,6 +10,7 @@ import lzma
 
 import pandas as pd
 import pytest
+import torch
 
 from pflnb.cli import main
 from pflnb.experiments import profile_config
@@ -268,7 +269,8 @@ def test_a_merged_export_keeps_the_shipped_records_its_log_does_not_name_and_rep
 
 def test_a_paper_profile_record_ships_whole_above_the_inline_size(shipped, tmp_path, monkeypatch):
     """A paper-profile record (hours of compute) ships whole up to PAPER_INLINE_MAX; another profile's record above
-    INLINE_MAX ships its digest only; an explicit ``inline_max`` applies to both."""
+    INLINE_MAX ships its digest only, and so does a paper-profile torch record (final states); an explicit
+    ``inline_max`` applies to both."""
     path, root, _ = shipped
     smoke = next(REC.read_lines([path]))
     name = smoke.path.split("/")[1]
@@ -286,6 +288,19 @@ def test_a_paper_profile_record_ships_whole_above_the_inline_size(shipped, tmp_p
     assert lines[1].content == smoke.content
     REC.export(executed, tmp_path / "out", root, inline_max=size - 1)
     assert [ln.shipped for ln in REC.read_lines([tmp_path / "out" / "00_toy.jsonl.xz"])] == [False, False]
+    # a paper-profile torch record (final model states) keeps the INLINE_MAX rule: above it, its digest only
+    monkeypatch.setattr(REC, "PAPER_INLINE_MAX", 2**30)
+    states = root / "paper" / f"fedavg-{'1' * 16}.final.pt"
+    torch.save({"w": torch.zeros(size)}, states)
+    event = {"event": "computed", "method": "fedavg", "key": "1" * 16, "suffix": "final.pt", "profile": "paper", "kind": "run"}
+    (tmp_path / "states" / "runs").mkdir(parents=True)
+    (tmp_path / "states" / "runs" / "00_toy.jsonl").write_text(json.dumps({**event, "seed": None, "experiment": "main"}) + "\n")
+    REC.export(tmp_path / "states", tmp_path / "out", root)
+    ((line),) = REC.read_lines([tmp_path / "out" / "00_toy.jsonl.xz"])
+    assert (line.path, line.encoding, line.shipped) == (states.relative_to(root).as_posix(), REC.DIGEST_ONLY, False)
+    monkeypatch.setattr(REC, "INLINE_MAX", states.stat().st_size)
+    REC.export(tmp_path / "states", tmp_path / "out", root)
+    assert next(REC.read_lines([tmp_path / "out" / "00_toy.jsonl.xz"])).encoding == "torch"  # at the limit: whole
 
 
 def test_records_import_takes_its_files_after_the_options_too(shipped, tmp_path, capsys):
