@@ -393,7 +393,8 @@ def _finished_after_round_one(payload):  # a stale checkpoint that claims the ru
 def test_a_declared_experiments_runs_and_a_p_model_job_resume_their_checkpoints(tmp_path, monkeypatch):
     """``run_experiment(checkpoint_every=k)`` hands k to every tuning and verdict run, and FedPG's P-model job to the
     run it scores: each resumes the checkpoint it finds (a stale one that claims the run ended after round 1 leaves a
-    record of round 1 alone and is removed); without k that checkpoint is not read; a job that cannot resume says so."""
+    record of round 1 alone and is removed); without k, or with ``force``, that checkpoint is not read; a job that cannot
+    resume says so."""
     from pflnb.experiments.executors import Serial, execute
     from pflnb.experiments.jobs import Job, RunJob, with_checkpoints
     from pflnb.experiments.paper import Arm, Experiment, Paper, Tune, run_experiment
@@ -430,6 +431,9 @@ def test_a_declared_experiments_runs_and_a_p_model_job_resume_their_checkpoints(
     ckpt = _checkpoint(cfg, root, stop_after=1, tamper=_finished_after_round_one)
     (record,) = execute([with_checkpoints(PModelJob(cfg, cs=(0.0, 1.0)), 1)], Serial(), root=root, progress=False)
     assert [r["round"] for r in record["rounds"]] == [1] and "pm" in record and not ckpt.exists()
+    _checkpoint(cfg, root, stop_after=1, tamper=_finished_after_round_one)
+    (record,) = execute([with_checkpoints(PModelJob(cfg, cs=(0.0, 1.0)), 1)], Serial(), root=root, progress=False, force=True)
+    assert [r["round"] for r in record["rounds"]] == [1, 2] and not ckpt.exists()  # force: from scratch
 
     class Other(Job):  # not a dataclass with checkpoint_every: no engine run to resume
         pass

@@ -35,7 +35,7 @@ from pflnb.data import FederatedDataset
 from pflnb.data.federated import Split
 from pflnb.experiments.claims import marked
 from pflnb.experiments.config import ExperimentConfig
-from pflnb.experiments.jobs import ConfigJob, EvalProtocol, check_record, digest, rebuilds, rebuilds_runs_under
+from pflnb.experiments.jobs import ConfigJob, EvalProtocol, RunJob, check_record, digest, rebuilds, rebuilds_runs_under
 from pflnb.experiments.paper import ExperimentResult
 from pflnb.experiments.run import reopen
 from pflnb.experiments.tables import curve_table, mean_std
@@ -67,6 +67,9 @@ class PModelJob(ConfigJob):
 
     def details(self) -> dict[str, Any]:
         return {**self.describe(), "fresh": self.fresh, "config": self.cfg.to_dict()}
+
+    def discard_partial(self, root: Any) -> None:
+        RunJob(self.cfg).discard_partial(root)  # the checkpoint of the run it scores (``force`` starts from scratch)
 
     def check(self, record: Any, path: Any) -> dict[str, Any]:
         check_record(record, path)
