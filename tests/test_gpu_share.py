@@ -68,6 +68,7 @@ def test_a_measured_unit_is_cut_to_its_first_rounds():
 def test_a_shape_is_the_work_but_its_seed_and_rate():
     base = G.work_shape(RunJob(_smoke(seed=0, lr=0.1)))
     assert G.work_shape(RunJob(_smoke(seed=7, lr=0.3))) == base
+    assert G.work_shape(RunJob(_smoke(seed=0, lr=0.1), checkpoint_every=5)) == base  # a measurement never checkpoints
     assert G.work_shape(RunJob(_smoke(seed=0, lr=0.1, batch_size=64))) != base
     assert G.work_shape(RunJob(_smoke(seed=0, lr=0.1), protocol=EvalProtocol("swap", lambda d, s: d))) != base
     assert G.work_shape(PModelJob(_smoke(seed=0, lr=0.1))) != base  # another kind of job

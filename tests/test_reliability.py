@@ -396,7 +396,7 @@ def test_a_declared_experiments_runs_and_a_p_model_job_resume_their_checkpoints(
     record of round 1 alone and is removed); without k, or with ``force``, that checkpoint is not read; a job that cannot
     resume says so."""
     from pflnb.experiments.executors import Serial, execute
-    from pflnb.experiments.jobs import Job, RunJob, with_checkpoints
+    from pflnb.experiments.jobs import Job, RunJob, StackedRuns, with_checkpoints
     from pflnb.experiments.paper import Arm, Experiment, Paper, Tune, run_experiment
     from pflnb.papers.fedpg.experiments import PModelJob
 
@@ -439,6 +439,10 @@ def test_a_declared_experiments_runs_and_a_p_model_job_resume_their_checkpoints(
         pass
 
     assert with_checkpoints(Other(), 0).__class__ is Other
+    stack = StackedRuns(tuple(RunJob(_tiny(seed=s, runner="stacked")) for s in (0, 1)))
+    assert [j.checkpoint_every for j in with_checkpoints(stack, 3).jobs] == [3, 3]  # each run of a stack
+    with pytest.raises(ValueError, match="checkpoint_every must be an integer >= 0"):
+        with_checkpoints(RunJob(cfg), -1)
     with pytest.raises(TypeError, match="Other cannot save resumable state"):
         with_checkpoints(Other(), 1)
 

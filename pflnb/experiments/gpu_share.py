@@ -119,7 +119,8 @@ def work_shape(job: Job) -> tuple[Any, ...]:
     first: ConfigJob = job.jobs[0] if isinstance(job, StackedRuns) else job  # type: ignore[assignment]
     config = {k: v for k, v in first.cfg.to_dict().items() if k not in ("seed", "lr", "profile")}
     config["method_params"] = {k: v for k, v in first.cfg.method_params.items() if type(v) is not float}  # per row
-    others = {f.name: _plain(getattr(first, f.name)) for f in dataclasses.fields(first) if f.name != "cfg"}  # type: ignore[arg-type]
+    fields = [f.name for f in dataclasses.fields(first) if f.name not in ("cfg", "checkpoint_every")]  # type: ignore[arg-type]
+    others = {name: _plain(getattr(first, name)) for name in fields}  # a measurement never checkpoints (cut)
     text = json.dumps({"config": config, "job": others}, sort_keys=True, default=repr)
     return (str(pflnb.device(first.cfg.device)), type(first).__name__, text, engine_runs(job))
 

@@ -377,8 +377,13 @@ class RunJob(ConfigJob):
 
 def with_checkpoints(job: Job, every: int) -> Job:
     """``job`` saving resumable state every ``every`` rounds (0: never), for a job with a ``checkpoint_every`` field
-    (an engine run: :class:`RunJob`, or a paper's job around one run); another kind of job cannot resume, so asking it
-    to checkpoint is a TypeError naming it (with ``every`` 0 it is returned as it is)."""
+    (an engine run: :class:`RunJob`, or a paper's job around one run) and each run of a :class:`StackedRuns`; another
+    kind of job cannot resume, so asking it to checkpoint is a TypeError naming it (with ``every`` 0 it is returned as
+    it is)."""
+    if not isinstance(every, int) or isinstance(every, bool) or every < 0:
+        raise ValueError(f"checkpoint_every must be an integer >= 0, got {every!r}")
+    if isinstance(job, StackedRuns):
+        return StackedRuns(tuple(with_checkpoints(j, every) for j in job.jobs))  # type: ignore[misc]
     if "checkpoint_every" in getattr(job, "__dataclass_fields__", {}):
         return dataclasses.replace(job, checkpoint_every=every)  # type: ignore[type-var]
     if every:
