@@ -246,7 +246,8 @@ def _log_only(executed, lines, experiment="main"):
 def test_a_merged_export_keeps_the_shipped_records_its_log_does_not_name_and_replaces_the_rest(shipped, tmp_path, capsys):
     """A sweep shipped in parts: each part's run log names only what it ran. ``--merge`` keeps the shipped lines of
     the other records (first, unchanged) and writes the logged ones from the cache (a changed record replaces its
-    line, which keeps the experiments it named); without it the file holds the log's records only."""
+    line, which keeps the experiments it named; a part of new records only is appended); without it the file holds
+    the log's records only."""
     path, root, _ = shipped
     tuning, verdict = REC.read_lines([path])
     changed = json.loads((root / verdict.path).read_text())
@@ -265,6 +266,19 @@ def test_a_merged_export_keeps_the_shipped_records_its_log_does_not_name_and_rep
     summary = REC.export(part, path.parent, root)  # not merged: the log's records only
     assert (summary["00_toy"]["records"], summary["00_toy"]["kept"]) == (1, 0)
     assert [ln.path for ln in REC.read_lines([path])] == [verdict.path]
+    # a part that only adds records is appended as one more xz stream: the shipped bytes stay, as a prefix
+    before, added = path.read_bytes(), tmp_path / "added"
+    _log_only(added, [tuning])
+    summary = REC.export(added, path.parent, root, merge=True)
+    assert (summary["00_toy"]["records"], summary["00_toy"]["kept"]) == (2, 1)
+    assert path.read_bytes().startswith(before) and len(path.read_bytes()) > len(before)
+    appended = list(REC.read_lines([path]))
+    both = tmp_path / "both"
+    _log_only(both, [verdict, tuning])
+    REC.export(both, tmp_path / "whole", root)  # the same records in one stream
+    same = lambda lines: [(ln.path, ln.digest, ln.content) for ln in lines]  # noqa: E731
+    assert same(appended) == same(REC.read_lines([tmp_path / "whole" / "00_toy.jsonl.xz"]))
+    assert [ln.path for ln in appended] == [verdict.path, tuning.path]
 
 
 def test_a_paper_profile_record_ships_whole_above_the_inline_size(shipped, tmp_path, monkeypatch):
