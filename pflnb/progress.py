@@ -4,14 +4,21 @@ Interactively (JupyterLab, a terminal) :func:`tqdm` is ``tqdm.auto``'s bar. In a
 reproduce`` sets ``PFLNB_PROGRESS_MODE=final`` for its kernels) a bar's redraws would be stored in the executed
 notebook as a stream of ``\\r`` lines; there each bar instead prints one line when it finishes ("runs (2 workers):
 24/24 in 3m12s"), and a bar created with ``leave=False`` (the engine's per-run round bar) prints nothing.
+
+In a worker process (:class:`~pflnb.experiments.executors.Processes`) a bar cannot draw: under :func:`report_to` each
+bar instead keeps its count in a small JSON file, which the parent reads to show the rounds of the runs in flight
+(:func:`read_reports`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm as _tqdm
@@ -59,6 +66,10 @@ class FinalLine:
         """Kept for the final line's context (the last postfix is not printed: it names the last item only)."""
         self.postfix = ", ".join(f"{k}={v}" for k, v in kw.items())
 
+    def set_postfix_str(self, text: str = "") -> None:
+        """Kept as :meth:`set_postfix` (e.g. the runs in flight; not printed)."""
+        self.postfix = text
+
     def write(self, text: str) -> None:
         """Print ``text`` on its own line (as ``tqdm.write``)."""
         print(text, file=sys.stdout, flush=True)
@@ -80,6 +91,76 @@ class FinalLine:
         self.close()
 
 
+class FileReport(FinalLine):
+    """A stand-in for a tqdm bar in a worker process: it counts silently and keeps ``{"desc", "n", "total"}`` in
+    ``path`` (written when it opens, then at most every ``every`` seconds), removed when it closes. Over
+    ``range(a, b)`` (the engine's rounds, from a resumed round ``a``) it counts from ``a - 1`` to ``b - 1``: the
+    round reached, of the run's rounds."""
+
+    def __init__(self, path: Path, every: float, iterable: Iterable[Any] | None = None, total: int | None = None, desc: str = ""):
+        super().__init__(iterable, total, desc, leave=False)
+        self.path, self.every, self._written = path, every, -float("inf")
+        if isinstance(iterable, range) and iterable.step == 1 and iterable.start >= 1 and self.total is not None:
+            self.n, self.total = iterable.start - 1, self.total + iterable.start - 1
+        self.update(0)  # the report exists from the start: the parent sees the run before its first step ends
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            for item in self.iterable or ():
+                yield item
+                self.update()
+        finally:
+            self.close()
+
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` more steps; rewrite the report when ``every`` seconds passed since the last."""
+        self.n += n
+        now = time.monotonic()
+        if now - self._written >= self.every:
+            self._written = now
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"desc": self.desc, "n": self.n, "total": self.total}))
+            os.replace(tmp, self.path)  # a reader never sees half a report
+
+    def close(self) -> None:
+        """Remove the report (once)."""
+        if not self._closed:
+            self._closed = True
+            self.path.unlink(missing_ok=True)
+
+
+_REPORT: tuple[Path, float] | None = None  # where this process's bars report, and how often (report_to)
+
+
+@contextmanager
+def report_to(path: Path | str, every: float = 5.0) -> Iterator[None]:
+    """Within the block, every enabled bar of this process reports its count to ``path`` (:class:`FileReport`)
+    instead of drawing: a worker process's runs seen from the parent (:func:`read_reports`)."""
+    global _REPORT
+    previous, _REPORT = _REPORT, (Path(path), every)
+    try:
+        yield
+    finally:
+        _REPORT = previous
+
+
+def read_reports(folder: Path | str) -> list[dict[str, Any]]:
+    """The reports under ``folder`` (one per bar open in a worker), in file order; a report being replaced or just
+    removed is skipped."""
+    reports = []
+    for path in sorted(Path(folder).glob("*.json")):
+        try:
+            reports.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return reports
+
+
+def in_flight(reports: list[dict[str, Any]]) -> str:
+    """The runs in flight as a bar's postfix: ``fedprox 312/2000, fedprox 1190/2000``."""
+    return ", ".join(f"{r['desc']} {r['n']}/{r['total']}" for r in reports)
+
+
 def tqdm(
     iterable: Iterable[Any] | None = None,
     *,
@@ -90,6 +171,8 @@ def tqdm(
 ) -> Any:
     """A progress bar: ``tqdm.auto`` live, one final line in ``final`` mode (see the module docstring), none when
     ``disable``."""
+    if not disable and _REPORT is not None:
+        return FileReport(*_REPORT, iterable=iterable, total=total, desc=desc)
     if not disable and mode() == "final":
         return FinalLine(iterable, total, desc, leave)
     return _tqdm(iterable, total=total, desc=desc, disable=disable, leave=leave)

@@ -22,14 +22,16 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import traceback
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from threadpoolctl import threadpool_limits
 
 import pflnb
 from pflnb import kernels
+from pflnb import progress as bars
 from pflnb.experiments import gpu_share, ray_backend
 from pflnb.experiments.cache import (
     RecordNotCachedWarning,
@@ -69,15 +72,21 @@ def compute(job: Job, root: Path, progress: bool = False) -> Outcome:
         return {"ok": False, "error": traceback.format_exc(), "exception": err, "seconds": time.perf_counter() - t0}
 
 
+Rounds = Callable[[str], None]  # shows the runs in flight (``fedprox 312/2000, ...``): the sweep bar's postfix
+
+
 class Executor:
-    """Where jobs run. :meth:`outcomes` yields ``(index, outcome)`` for every job as it finishes."""
+    """Where jobs run. :meth:`outcomes` yields ``(index, outcome)`` for every job as it finishes; an executor whose
+    jobs run where no bar can draw may call ``rounds`` with the runs in flight (:class:`Processes`)."""
 
     desc = "jobs"
 
     def prepare(self, jobs: Sequence[Job]) -> None:
         """Check, before anything runs, that the jobs can run here (picklable, resources that exist, ...)."""
 
-    def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool) -> Iterator[tuple[int, Outcome]]:
+    def outcomes(
+        self, jobs: Sequence[Job], root: Path, progress: bool, rounds: Rounds | None = None
+    ) -> Iterator[tuple[int, Outcome]]:
         raise NotImplementedError
 
 
@@ -86,7 +95,9 @@ class Serial(Executor):
 
     desc = "runs"
 
-    def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool) -> Iterator[tuple[int, Outcome]]:
+    def outcomes(
+        self, jobs: Sequence[Job], root: Path, progress: bool, rounds: Rounds | None = None
+    ) -> Iterator[tuple[int, Outcome]]:
         for i, job in enumerate(jobs):
             yield i, compute(job, root, progress)
 
@@ -133,10 +144,16 @@ def init_worker() -> None:
     threadpool_limits(limits=1)
 
 
-def _compute_quietly(job: Job, root: Path) -> Outcome:
+def _compute_quietly(job: Job, root: Path, report: tuple[str, float] | None = None) -> Outcome:
+    """A job in a worker: no bar draws; with ``report`` (a folder, seconds), the job's bars keep their counts in
+    ``folder/<pid>.json`` every so many seconds (:func:`pflnb.progress.report_to`), for the parent to show."""
     _BUSY.set()
     try:
-        out = compute(job, root)
+        if report is None:
+            out = compute(job, root)
+        else:
+            with bars.report_to(Path(report[0]) / f"{os.getpid()}.json", report[1]):
+                out = compute(job, root, progress=True)
     finally:
         _BUSY.clear()
     out.pop("exception", None)  # the traceback text travels; the exception object may not pickle
@@ -191,6 +208,9 @@ def shutdown_pools() -> None:
 atexit.register(shutdown_pools)
 
 
+REPORT_EVERY_S = 5.0  # how often a worker's run rewrites its round count, and the parent reads them (Processes)
+
+
 class Processes(Executor):
     """Jobs in ``workers`` spawned processes on this machine, kept between calls (:func:`worker_pool`). A worker
     that dies fails the jobs it had not finished (reported like any failure; the next call spawns a new pool);
@@ -212,7 +232,9 @@ class Processes(Executor):
         except Exception as e:  # e.g. a lambda as a protocol's transform
             raise ValueError(f"{self!r} needs picklable jobs: {e}") from e
 
-    def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool) -> Iterator[tuple[int, Outcome]]:
+    def outcomes(
+        self, jobs: Sequence[Job], root: Path, progress: bool, rounds: Rounds | None = None
+    ) -> Iterator[tuple[int, Outcome]]:
         workers = self.workers
         if workers == AUTO and len(jobs) > 1:  # a new shape of CUDA work is measured with no idle pool holding memory
             workers = gpu_share.auto_workers(jobs, release=shutdown_pools, initializer=init_worker)
@@ -220,19 +242,29 @@ class Processes(Executor):
             yield from Serial().outcomes(jobs, root, False)
             return
         pool = worker_pool(workers)
-        futures = {pool.submit(_compute_quietly, job, root): i for i, job in enumerate(jobs)}
+        folder = tempfile.mkdtemp(prefix="pflnb-rounds-") if rounds is not None else None
+        report = None if folder is None else (folder, REPORT_EVERY_S)
+        futures = {pool.submit(_compute_quietly, job, root, report): i for i, job in enumerate(jobs)}
+        pending = set(futures)
         try:
-            for fut in as_completed(futures):
-                try:
-                    outcome = fut.result()
-                except Exception as err:  # the worker process died (BrokenProcessPool) or the result did not pickle
-                    outcome = {"ok": False, "error": f"{type(err).__name__}: {err}"}
-                yield futures[fut], outcome
+            while pending:
+                done, pending = wait(pending, timeout=None if folder is None else REPORT_EVERY_S, return_when=FIRST_COMPLETED)
+                if folder is not None:
+                    rounds(bars.in_flight(bars.read_reports(folder)))  # type: ignore[misc]
+                for fut in done:
+                    try:
+                        outcome = fut.result()
+                    except Exception as err:  # the worker process died (BrokenProcessPool) or the result did not pickle
+                        outcome = {"ok": False, "error": f"{type(err).__name__}: {err}"}
+                    yield futures[fut], outcome
         except BaseException:  # interrupted: drop the jobs not started and the pool (its running jobs end, unread)
             for f in futures:
                 f.cancel()
             _drop_pool(workers)
             raise
+        finally:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 class Ray(Executor):
@@ -271,7 +303,9 @@ class Ray(Executor):
                 raise ValueError("keep_final is not supported on Ray (final states stay on the workers); use Serial or Processes")
             self._resources(job)
 
-    def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool) -> Iterator[tuple[int, Outcome]]:
+    def outcomes(
+        self, jobs: Sequence[Job], root: Path, progress: bool, rounds: Rounds | None = None
+    ) -> Iterator[tuple[int, Outcome]]:
         import ray  # optional dependency
 
         per_job = [self._resources(job) for job in jobs]
@@ -470,7 +504,8 @@ def execute(
             if hit:
                 log_event("loaded", jobs[i].describe(), **stage, suffix=jobs[i].suffix)
                 bar.update()
-        for u, unit_outcome in executor.outcomes(units, base, progress and single):
+        in_flight = (lambda text: bar.set_postfix_str(text)) if progress and not single else None
+        for u, unit_outcome in executor.outcomes(units, base, progress and single, rounds=in_flight):
             for index, outcome in zip(unit_rows[u], _unstack(units[u], unit_outcome)):
                 job = jobs[index]
                 first_error = _take(job, index, outcome, paths[index], cache, out, failures, stage, first_error, single, bar)

@@ -121,7 +121,7 @@ class CacheOnly(Executor):
 
     desc = "cached runs"
 
-    def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool) -> Iterator[tuple[int, Any]]:
+    def outcomes(self, jobs: Sequence[Job], root: Path, progress: bool, rounds: Any = None) -> Iterator[tuple[int, Any]]:
         if jobs:
             raise NotInCache(jobs)
         yield from ()
