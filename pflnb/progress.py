@@ -12,6 +12,7 @@ bar instead keeps its count in a small JSON file, which the parent reads to show
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -113,14 +114,18 @@ class FileReport(FinalLine):
             self.close()
 
     def update(self, n: int = 1) -> None:
-        """Count ``n`` more steps; rewrite the report when ``every`` seconds passed since the last."""
+        """Count ``n`` more steps; rewrite the report when ``every`` seconds passed since the last. A report that
+        cannot be written (its folder gone, a full disk) stops reporting: a display never ends the run it shows."""
         self.n += n
         now = time.monotonic()
         if now - self._written >= self.every:
             self._written = now
             tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"desc": self.desc, "n": self.n, "total": self.total}))
-            os.replace(tmp, self.path)  # a reader never sees half a report
+            try:
+                tmp.write_text(json.dumps({"desc": self.desc, "n": self.n, "total": self.total}))
+                os.replace(tmp, self.path)  # a reader never sees half a report
+            except OSError:
+                self._written = float("inf")
 
     def close(self) -> None:
         """Remove the report (once)."""
@@ -130,12 +135,14 @@ class FileReport(FinalLine):
 
 
 _REPORT: tuple[Path, float] | None = None  # where this process's bars report, and how often (report_to)
+_BARS = itertools.count()  # numbers this process's report files
 
 
 @contextmanager
 def report_to(path: Path | str, every: float = 5.0) -> Iterator[None]:
-    """Within the block, every enabled bar of this process reports its count to ``path`` (:class:`FileReport`)
-    instead of drawing: a worker process's runs seen from the parent (:func:`read_reports`)."""
+    """Within the block, every enabled bar of this process reports its count (:class:`FileReport`) instead of
+    drawing, each to a file of its own beside ``path`` (``<stem>-<n>.json``): a worker process's runs seen from the
+    parent (:func:`read_reports`)."""
     global _REPORT
     previous, _REPORT = _REPORT, (Path(path), every)
     try:
@@ -171,8 +178,9 @@ def tqdm(
 ) -> Any:
     """A progress bar: ``tqdm.auto`` live, one final line in ``final`` mode (see the module docstring), none when
     ``disable``."""
-    if not disable and _REPORT is not None:
-        return FileReport(*_REPORT, iterable=iterable, total=total, desc=desc)
+    if not disable and _REPORT is not None:  # a file of its own: bars open at once in one process never collide
+        path, every = _REPORT
+        return FileReport(path.with_name(f"{path.stem}-{next(_BARS)}.json"), every, iterable=iterable, total=total, desc=desc)
     if not disable and mode() == "final":
         return FinalLine(iterable, total, desc, leave)
     return _tqdm(iterable, total=total, desc=desc, disable=disable, leave=leave)

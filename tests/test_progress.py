@@ -14,11 +14,15 @@ from pflnb.experiments.jobs import RunJob
 
 
 def test_a_bar_under_report_to_keeps_its_round_in_a_file_and_removes_it_when_done(tmp_path):
-    path = tmp_path / "1234.json"
     seen = []
-    with progress.report_to(path, every=0):
+    with progress.report_to(tmp_path / "1234.json", every=0):
         for t in progress.tqdm(range(4, 8), desc="fedprox", leave=False):  # a run resumed at round 4 of 7
+            (path,) = tmp_path.glob("1234-*.json")  # a file of its own
             seen.append((t, json.loads(path.read_text())))
+            if t == 6:
+                inner = progress.tqdm(total=3, desc="inner")  # a second bar at once: another file
+                assert len(list(tmp_path.glob("1234-*.json"))) == 2
+                inner.close()
         assert not path.exists()  # closed: no report left for the parent to show
         quiet = progress.tqdm(range(3), disable=True)
         list(quiet)
@@ -28,12 +32,15 @@ def test_a_bar_under_report_to_keeps_its_round_in_a_file_and_removes_it_when_don
     (tmp_path / "1.json").write_text('{"desc": "fedavg", "n": 3, "total": 9}')
     (tmp_path / "2.json").write_text('{"desc": "fedprox", "n": 120, "to')  # being replaced: skipped
     assert progress.in_flight(progress.read_reports(tmp_path)) == "fedavg 3/9"
-    with progress.report_to(path, every=3600):  # at most every hour: when it opens only
+    with progress.report_to(tmp_path / "9.json", every=3600):  # at most every hour: when it opens only
         bar = progress.tqdm(total=5, desc="x")
         bar.update()
         bar.update()
+        (path,) = tmp_path.glob("9-*.json")
         assert json.loads(path.read_text()) == {"desc": "x", "n": 0, "total": 5}
         bar.close()
+    with progress.report_to(tmp_path / "gone" / "1.json", every=0):  # a report that cannot be written
+        assert list(progress.tqdm(range(3), desc="run")) == [0, 1, 2]  # the run goes on
     assert type(progress.tqdm(total=1, leave=False)).__name__ != "FileReport"  # outside report_to: a bar again
     final = progress.FinalLine(total=2, desc="runs")  # a batch run's bar takes the runs in flight too (not printed)
     final.set_postfix_str("fedavg 3/9")

@@ -238,8 +238,8 @@ class Processes(Executor):
         workers = self.workers
         if workers == AUTO and len(jobs) > 1:  # a new shape of CUDA work is measured with no idle pool holding memory
             workers = gpu_share.auto_workers(jobs, release=shutdown_pools, initializer=init_worker)
-        if workers == 1 or len(jobs) < 2:
-            yield from Serial().outcomes(jobs, root, False)
+        if workers == 1 or len(jobs) < 2:  # in this process: the run's own round bar shows its rounds
+            yield from Serial().outcomes(jobs, root, progress or rounds is not None)
             return
         pool = worker_pool(workers)
         folder = tempfile.mkdtemp(prefix="pflnb-rounds-") if rounds is not None else None
