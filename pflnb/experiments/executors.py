@@ -146,7 +146,7 @@ def init_worker() -> None:
 
 def _compute_quietly(job: Job, root: Path, report: tuple[str, float] | None = None) -> Outcome:
     """A job in a worker: no bar draws; with ``report`` (a folder, seconds), the job's bars keep their counts in
-    ``folder/<pid>.json`` every so many seconds (:func:`pflnb.progress.report_to`), for the parent to show."""
+    ``folder/<pid>-<n>.json`` every so many seconds (:func:`pflnb.progress.report_to`), for the parent to show."""
     _BUSY.set()
     try:
         if report is None:
